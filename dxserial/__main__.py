@@ -1,0 +1,5 @@
+"""Allow ``python -m dxserial``."""
+
+from dxserial.cli import main
+
+main()

@@ -1,0 +1,83 @@
+"""``dxserial parse``: show what a DXP message says, or why it is not one."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+from dxserial.cli.app import app
+from dxserial.errors import MessageError
+from dxserial.protocol.messages import Message, escape, parse
+
+
+def _decode_input(text: str, hex_input: bool) -> bytes:
+    if hex_input:
+        cleaned = "".join(text.split())
+        try:
+            data = bytes.fromhex(cleaned)
+        except ValueError:
+            raise MessageError(f"{text!r} is not hexadecimal") from None
+        # A TCP capture ends each message with NUL; accept one trailing NUL.
+        return data[:-1] if data.endswith(b"\x00") else data
+    try:
+        return text.encode("ascii")
+    except UnicodeEncodeError:
+        raise MessageError(f"{text!r}: only ASCII characters can occur in DXP") from None
+
+
+def _describe(msg: Message) -> str:
+    parts = [f"{k}={v}" for k, v in msg.fields().items()]
+    line = f"{msg.NAME} " + " ".join(parts)
+    for warning in msg.warnings:
+        line += f"\n  warning: {warning}"
+    return line
+
+
+@app.command("parse")
+def parse_command(
+    messages: list[str] | None = typer.Argument(
+        None,
+        help="Messages to parse, e.g. 'M0012061100'. With none, one message per line of stdin.",
+        show_default=False,
+    ),
+    hex_input: bool = typer.Option(
+        False, "--hex", help="Read each message as hexadecimal bytes (a trailing 00 is ignored)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per message."),
+    lenient: bool = typer.Option(
+        False,
+        "--lenient",
+        help="Accept variants real engines send (e.g. fractional minutes) and warn about them.",
+    ),
+) -> None:
+    """Parse DXP messages and print their type and fields.
+
+    An invalid message prints a one-line reason; the exit code is then 1.
+    """
+    if messages:
+        inputs = list(messages)
+    else:
+        inputs = [line.rstrip("\r\n") for line in sys.stdin if line.strip("\r\n")]
+    failed = False
+    for text in inputs:
+        try:
+            data = _decode_input(text, hex_input)
+            msg = parse(data, strict=not lenient)
+        except MessageError as exc:
+            failed = True
+            if as_json:
+                typer.echo(json.dumps({"input": text, "error": str(exc), "offset": exc.offset}))
+            else:
+                typer.echo(f"invalid: {escape(text.encode('utf-8', 'replace'))}: {exc}")
+            continue
+        if as_json:
+            record = {"type": msg.NAME, **msg.fields(), "raw": msg.raw.decode("ascii")}
+            if msg.warnings:
+                record["warnings"] = list(msg.warnings)
+            typer.echo(json.dumps(record))
+        else:
+            typer.echo(_describe(msg))
+    if failed:
+        raise typer.Exit(1)
