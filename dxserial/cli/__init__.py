@@ -13,7 +13,7 @@ from dxserial.cli.app import app
 from dxserial.errors import DxSerialError
 
 # Command modules: importing one registers its command(s) on ``app``.
-from dxserial.cli import parse_cmd  # noqa: E402,F401  isort: skip
+from dxserial.cli import parse_cmd  # noqa: F401  isort: skip
 
 __all__ = ["app", "main"]
 

@@ -1,0 +1,39 @@
+"""Shared fixtures: where the protocol reference files live."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def find_spec_dir() -> Path | None:
+    """``shared/spec`` sits beside the repository (in CI as in development)."""
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / "shared" / "spec"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def spec_dir() -> Path:
+    found = find_spec_dir()
+    if found is None:
+        pytest.skip("shared/spec not found beside the repository")
+    return found
+
+
+@pytest.fixture(scope="session")
+def vectors(spec_dir: Path) -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = json.loads((spec_dir / "vectors.json").read_text())
+    return data
+
+
+@pytest.fixture(scope="session")
+def scan_game(spec_dir: Path) -> list[dict[str, str]]:
+    """Every message of the Scan-vs-Scan game: dicts with 'from' and 'message'."""
+    lines = (spec_dir / "scan-vs-scan-game.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
