@@ -23,7 +23,9 @@ class ProtocolError(DxSerialError):
 
     def __str__(self) -> str:
         text = super().__str__()
-        return f"{self.side}: {text}" if self.side else text
+        if not self.side or text.startswith(self.side):
+            return text
+        return f"{self.side}: {text}"
 
 
 class MessageError(ProtocolError):
