@@ -14,6 +14,7 @@ from dxserial.errors import DxSerialError
 
 # Command modules: importing one registers its command(s) on ``app``.
 from dxserial.cli import parse_cmd  # noqa: F401  isort: skip
+from dxserial.cli import vpair_cmd  # noqa: F401  isort: skip
 from dxserial.cli import moves_cmd  # noqa: F401  isort: skip
 
 __all__ = ["app", "main"]

@@ -1,0 +1,222 @@
+"""``dxserial vpair``: a virtual null-modem cable between two paths, for tests and demos."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from enum import StrEnum
+from types import FrameType
+
+import typer
+
+from dxserial.cli.app import app
+from dxserial.errors import ConfigError
+from dxserial.transports.vpair import End, VirtualPair
+
+
+class EndChoice(StrEnum):
+    a = "a"
+    b = "b"
+
+
+_HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1)
+
+
+@app.command("vpair")
+def vpair_command(
+    path_a: str = typer.Argument(
+        ..., metavar="PATH_A", help="Path for end A: a symlink to its pseudo-terminal goes there."
+    ),
+    path_b: str = typer.Argument(..., metavar="PATH_B", help="Path for end B."),
+    baud: int | None = typer.Option(
+        None,
+        "--baud",
+        min=1,
+        help="Pace each direction like a real line at this speed (10 bits per character). "
+        "Default: as fast as the ptys go.",
+        show_default=False,
+    ),
+    drop: float = typer.Option(
+        0.0, "--drop", min=0.0, max=1.0, help="Probability that a byte is lost, per direction."
+    ),
+    corrupt: float = typer.Option(
+        0.0,
+        "--corrupt",
+        min=0.0,
+        max=1.0,
+        help="Probability that a byte arrives with one bit flipped, per direction.",
+    ),
+    seed: int | None = typer.Option(
+        None,
+        "--seed",
+        help="Seed for --drop/--corrupt: the same seed and traffic give the same faults. "
+        "Default: random, printed on stderr.",
+        show_default=False,
+    ),
+    unplug_every: float | None = typer.Option(
+        None,
+        "--unplug-every",
+        help="Unplug --end every SECONDS (first time SECONDS after start).",
+        show_default=False,
+    ),
+    unplugged_for: float = typer.Option(
+        1.0,
+        "--unplugged-for",
+        help="With --unplug-every: how long the end stays unplugged each time "
+        "(less than --unplug-every).",
+    ),
+    end: EndChoice = typer.Option(
+        EndChoice.a, "--end", help="With --unplug-every: which end is unplugged."
+    ),
+) -> None:
+    """Join two pseudo-terminals like a null-modem cable, published at two paths.
+
+    Programs open PATH_A and PATH_B like serial ports: what one end writes,
+    the other reads.  Prints "vpair ready: PATH_A <-> PATH_B" once both exist,
+    runs until SIGINT/SIGTERM, then removes its links.
+
+    Commands on stdin, one per line: unplug a|b, replug a|b, toggle a|b, stats.
+    SIGUSR1 toggles end A.  An unplugged end's path disappears and a program
+    holding it open sees a hang-up, as with a pulled USB adapter; replug puts
+    a new pty behind the same path.  Bytes sent toward an end that no program
+    has open are kept and delivered to the next one that opens it.
+    """
+    if unplug_every is not None and (unplug_every <= 0 or unplugged_for <= 0):
+        raise ConfigError("--unplug-every and --unplugged-for must be positive")
+    if unplug_every is not None and unplugged_for >= unplug_every:
+        raise ConfigError(
+            f"--unplugged-for ({unplugged_for:g} s) must be shorter than "
+            f"--unplug-every ({unplug_every:g} s)"
+        )
+    pair = VirtualPair(path_a, path_b, baud=baud, drop=drop, corrupt=corrupt, seed=seed)
+    with _signals_to_pipe() as wake_fd, pair:
+        _say(f"vpair ready: {pair.path_a} <-> {pair.path_b}")
+        if drop or corrupt:
+            typer.echo(
+                f"vpair faults: drop={drop:g} corrupt={corrupt:g} seed={pair.seed}", err=True
+            )
+        scheduled: End = "a" if end is EndChoice.a else "b"
+        _serve(pair, wake_fd, unplug_every, unplugged_for, scheduled)
+        _say(f"stats {json.dumps(pair.stats.as_dict())}")
+
+
+def _say(line: str) -> None:
+    typer.echo(line)
+    sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def _signals_to_pipe() -> Iterator[int]:
+    """Route SIGINT/SIGTERM/SIGUSR1 to a pipe the main loop selects on."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    os.set_blocking(write_fd, False)
+
+    def ignore(signum: int, frame: FrameType | None) -> None:
+        """The byte in the wake-up pipe carries the news; nothing to do here."""
+
+    previous = {sig: signal.signal(sig, ignore) for sig in _HANDLED}
+    old_wakeup = signal.set_wakeup_fd(write_fd)
+    try:
+        yield read_fd
+    finally:
+        signal.set_wakeup_fd(old_wakeup)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+def _serve(
+    pair: VirtualPair,
+    wake_fd: int,
+    unplug_every: float | None,
+    unplugged_for: float,
+    scheduled: End,
+) -> None:
+    """Main loop: signals, stdin commands and the unplug schedule, until told to stop."""
+    sel = selectors.DefaultSelector()
+    sel.register(wake_fd, selectors.EVENT_READ, "signal")
+    with contextlib.suppress(OSError, ValueError):
+        sel.register(sys.stdin.fileno(), selectors.EVENT_READ, "stdin")
+    pending = b""
+    # Schedule: unplug at start + k*every, replug unplugged_for later (k = 1, 2, ...).
+    next_down = time.monotonic() + unplug_every if unplug_every is not None else None
+    next_up: float | None = None
+    try:
+        while True:
+            timeout = None
+            if next_down is not None and unplug_every is not None:
+                now = time.monotonic()
+                if next_up is not None and now >= next_up:
+                    next_up = None
+                    if not pair.plugged(scheduled):
+                        pair.replug(scheduled)
+                        _say(f"replugged {scheduled}: {pair.path(scheduled)}")
+                if now >= next_down:
+                    if pair.plugged(scheduled):
+                        pair.unplug(scheduled)
+                        _say(f"unplugged {scheduled}")
+                    next_up = next_down + unplugged_for
+                    next_down += unplug_every
+                timeout = max(0.0, min(t for t in (next_down, next_up) if t is not None) - now)
+            for key, _ in sel.select(timeout):
+                if key.data == "signal":
+                    for signum in os.read(wake_fd, 64):
+                        if signum in (signal.SIGINT, signal.SIGTERM):
+                            return
+                        if signum == signal.SIGUSR1:
+                            _report_toggle(pair, "a")
+                    continue
+                chunk = os.read(key.fd, 4096)
+                if not chunk:  # stdin closed: keep running on signals alone
+                    sel.unregister(key.fd)
+                    continue
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    _command(pair, line.decode("utf-8", "replace").strip())
+    finally:
+        sel.close()
+
+
+def _report_toggle(pair: VirtualPair, end: End) -> None:
+    if pair.toggle(end):
+        _say(f"replugged {end}: {pair.path(end)}")
+    else:
+        _say(f"unplugged {end}")
+
+
+def _command(pair: VirtualPair, line: str) -> None:
+    """One stdin command; a mistake is reported and the pair keeps running."""
+    words = line.split()
+    if not words:
+        return
+    verb, args = words[0].lower(), words[1:]
+    if verb == "stats" and not args:
+        _say(f"stats {json.dumps(pair.stats.as_dict())}")
+        return
+    if verb in ("unplug", "replug", "toggle") and len(args) == 1 and args[0] in ("a", "b"):
+        end: End = "a" if args[0] == "a" else "b"
+        try:
+            if verb == "unplug":
+                pair.unplug(end)
+                _say(f"unplugged {end}")
+            elif verb == "replug":
+                pair.replug(end)
+                _say(f"replugged {end}: {pair.path(end)}")
+            else:
+                _report_toggle(pair, end)
+        except ConfigError as exc:
+            typer.echo(f"vpair: {exc}", err=True)
+        return
+    typer.echo(
+        f"vpair: unknown command {line!r}; use: unplug a|b, replug a|b, toggle a|b, stats",
+        err=True,
+    )
