@@ -1,0 +1,474 @@
+"""A referee for the games of one DXP connection: every message judged with its sender.
+
+Sans-I/O: :meth:`Referee.observe` takes a parsed message and the role that sent it and
+returns a :class:`Verdict`; it never raises for anything a peer sends, because judging is
+its job.  A :class:`~dxserial.protocol.session.Dialogue` keeps turn and phase, a
+:class:`~dxserial.draughts.Position` per ply keeps legality.  What to *do* about a
+violation (forward, log, refuse, tell the sender) is the caller's policy; the referee only
+needs to know whether a rejected move reached the other engine, because that decides what
+the game state is afterwards.
+
+Policy (``Policy.STRICT``): the caller does not forward a violating message, so nothing
+changes: the same side is still to move from the same position.
+
+Policy (``Policy.WARN``): the caller forwards everything.  A message that breaks the
+dialogue (out of turn, duplicate) changes nothing here either, because the dialogue rules
+cannot apply it.  A MOVE that is legal by the dialogue but illegal on the board is another
+matter: the receiving engine got it and will answer as if it had been played.  The referee
+then *counts the ply* (the turn passes, move numbers go on), keeps the last legal position,
+and marks the game "record unreliable from ply N".  From there on it still judges the
+dialogue (turns, duplicates, take-backs, GAMEEND) but stops judging moves on the board:
+any position it could compute would be a guess, and a guess would blame the innocent side
+for every later move.  Those moves come back as ``ok`` with ``checked=False``.  A take-back
+(BACKACC code 0) to a position before ply N makes the game reliable again.  At a GAMEEND
+with reason 0 an unreliable game's result is ``*`` (the final position is unknown).
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+from dataclasses import dataclass, replace
+
+from dxserial.draughts import (
+    IllegalMoveError,
+    LegalMove,
+    Position,
+    Rejection,
+    RulesError,
+    describe_dxp_move,
+    match_dxp_move,
+    pdn,
+)
+from dxserial.errors import DialogueError, DuplicateMessageError
+from dxserial.protocol.messages import (
+    MESSAGE_TYPES,
+    Chat,
+    Colour,
+    EndReason,
+    GameRequest,
+    Message,
+    Move,
+    escape,
+)
+from dxserial.protocol.session import (
+    Dialogue,
+    DialogueEvent,
+    GameEnded,
+    GameStarted,
+    MovePlayed,
+    Phase,
+    Role,
+    TakeBack,
+)
+
+__all__ = [
+    "CHAT_PREFIX",
+    "GameResult",
+    "Policy",
+    "Referee",
+    "Verdict",
+    "ViolationKind",
+    "chat_for",
+    "colour_name",
+]
+
+CHAT_PREFIX = "referee: "
+_MAX_CHAT = 126
+_DXP_TYPES = tuple(MESSAGE_TYPES.values())
+
+
+def colour_name(colour: Colour) -> str:
+    return "White" if colour is Colour.WHITE else "Black"
+
+
+class Policy(enum.StrEnum):
+    """What the caller does with a violating message; see the module docstring."""
+
+    WARN = "warn"  # forwarded anyway: the other engine saw it
+    STRICT = "strict"  # not forwarded: as if it had never been sent
+
+
+class ViolationKind(enum.StrEnum):
+    """What is wrong with a message."""
+
+    ILLEGAL_MOVE = "illegal-move"  # a MOVE in turn that the rules of draughts forbid
+    OUT_OF_TURN = "out-of-turn"  # any DialogueError: wrong side, wrong moment, bad answer
+    DUPLICATE = "duplicate"  # a repeat of the sender's previous message (retransmission)
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """How a game ended: PDN ``result`` (``2-0``, ``1-1``, ``0-2``, ``*``) and why."""
+
+    result: str
+    reason: str
+
+    @property
+    def winner(self) -> Colour | None:
+        return {"2-0": Colour.WHITE, "0-2": Colour.BLACK}.get(self.result)
+
+    @classmethod
+    def win_for(cls, colour: Colour, reason: str) -> GameResult:
+        return cls("2-0" if colour is Colour.WHITE else "0-2", reason)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The referee's judgement of one message.
+
+    ``kind`` is ``None`` for a good message.  ``problem`` is the short complaint (what a
+    CHAT or a PDN comment says), ``text`` one line for a log that names the side, the
+    message and (for moves) the position.  ``applied`` says whether the message changed the
+    game state; ``checked`` is false for a MOVE the referee could not judge on the board
+    because the game's record is unreliable.  ``result`` is set when the game is decided:
+    by the board (the side to move has no legal move) or by the GAMEEND exchange.
+    """
+
+    message: Message
+    sender: Role
+    who: str
+    text: str
+    kind: ViolationKind | None = None
+    reason: Rejection | None = None
+    problem: str = ""
+    game: int = 0
+    colour: Colour | None = None
+    fen_before: str | None = None
+    ply: int | None = None
+    pdn: str | None = None
+    move: LegalMove | None = None
+    applied: bool = True
+    checked: bool = True
+    events: tuple[DialogueEvent, ...] = ()
+    result: GameResult | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.kind is None
+
+    @property
+    def game_ended(self) -> GameEnded | None:
+        """The GAMEEND exchange this message completed, if any."""
+        for event in self.events:
+            if isinstance(event, GameEnded):
+                return event
+        return None
+
+
+def chat_for(verdict: Verdict) -> Chat:
+    """The CHAT that tells the sender of a violating message what was wrong (≤ 126 chars)."""
+    if verdict.ok:
+        raise ValueError("chat_for() needs a violation, not a good message")
+    text = CHAT_PREFIX + verdict.problem
+    text = text.encode("ascii", "replace").decode("ascii")
+    text = "".join(ch if 0x20 <= ord(ch) < 0x7F else "?" for ch in text)
+    if len(text) > _MAX_CHAT:
+        text = text[: _MAX_CHAT - 3] + "..."
+    return Chat(text=text)
+
+
+def _describe(msg: Message) -> str:
+    if isinstance(msg, Move):
+        return f"MOVE {describe_dxp_move(msg)}"
+    return msg.NAME
+
+
+def _detail(exc: DialogueError, sender: Role, msg: Message) -> str:
+    """The reason part of a DialogueError's text, without the "<role> sent <TYPE> but"."""
+    text = str(exc)
+    if isinstance(exc, DuplicateMessageError):
+        prefix = f"{sender} sent the same {msg.NAME} again ({escape(msg.wire)}) but "
+    else:
+        prefix = f"{sender} sent {msg.NAME} but "
+    return text[len(prefix) :] if text.startswith(prefix) else text
+
+
+class Referee:
+    """Follows every game of one connection, from each GAMEREQ, and judges each message.
+
+    ``observe`` must see every message that the engines saw, in order, with its sender
+    (and, under ``Policy.STRICT``, every message the caller was about to forward).
+    """
+
+    def __init__(self, policy: Policy = Policy.WARN) -> None:
+        self.policy = Policy(policy)
+        self._dialogue = Dialogue()
+        self._positions: list[Position] = []  # positions[k]: after k plies of this game
+        self._unreliable_from: int | None = None
+        self._limit_reported = False
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def dialogue(self) -> Dialogue:
+        """The turn/phase bookkeeping (read it, do not feed it: use :meth:`observe`)."""
+        return self._dialogue
+
+    @property
+    def game(self) -> int:
+        """Number of games started so far on this connection (1 = the first game)."""
+        return self._dialogue.games_started
+
+    @property
+    def position(self) -> Position | None:
+        """The current position of the running (or last) game, as far as it is known."""
+        return self._positions[-1] if self._positions else None
+
+    @property
+    def unreliable_from(self) -> int | None:
+        """The ply of the illegal move (warn policy) since which moves are not judged."""
+        return self._unreliable_from
+
+    @property
+    def decided(self) -> GameResult | None:
+        """The board's verdict once the side to move has no legal move (else ``None``)."""
+        return self._board_result() if self._in_game() else None
+
+    def _in_game(self) -> bool:
+        return self._dialogue.game_request is not None and (
+            self._dialogue.phase.game_running or self._dialogue.phase is Phase.ENDING
+        )
+
+    def _who(self, sender: Role) -> str:
+        colour = self._dialogue.colour_of(sender) if self._in_game() else None
+        return f"{sender} ({colour_name(colour)})" if colour is not None else str(sender)
+
+    def _fen(self) -> str | None:
+        if not self._in_game() or self._unreliable_from is not None or not self._positions:
+            return None
+        return self._positions[-1].to_fen()
+
+    # ------------------------------------------------------------------ judging
+
+    def observe(self, msg: Message, sender: Role) -> Verdict:
+        """Judge ``msg`` sent by ``sender`` and apply it if it is good (see the policies).
+
+        Raises ``TypeError`` only for an object that is not a DXP message (a bug, not a
+        peer's fault).
+        """
+        if not isinstance(msg, _DXP_TYPES):
+            raise TypeError(f"not a DXP message: {type(msg).__name__}")
+        sender = Role(sender)
+        who = self._who(sender)
+        fen = self._fen()
+        colour = self._dialogue.colour_of(sender) if self._in_game() else None
+        trial = copy.copy(self._dialogue)  # committed only if the message is applied
+        try:
+            events = trial.handle(msg, sender)
+        except DialogueError as exc:
+            return self._dialogue_violation(msg, sender, who, fen, colour, exc)
+        played = next((e for e in events if isinstance(e, MovePlayed)), None)
+        if played is not None:
+            assert isinstance(msg, Move)
+            return self._judge_move(msg, sender, who, fen, trial, played, tuple(events))
+        self._dialogue = trial
+        return self._apply_events(msg, sender, who, fen, tuple(events))
+
+    def _dialogue_violation(
+        self,
+        msg: Message,
+        sender: Role,
+        who: str,
+        fen: str | None,
+        colour: Colour | None,
+        exc: DialogueError,
+    ) -> Verdict:
+        detail = _detail(exc, sender, msg)
+        if isinstance(exc, DuplicateMessageError):
+            kind = ViolationKind.DUPLICATE
+            problem = f"{_describe(msg)} sent again: duplicate: {detail}"
+        else:
+            kind = ViolationKind.OUT_OF_TURN
+            problem = f"{_describe(msg)} out of turn: {detail}"
+        text = f"{who} sent {problem}" + (f" (position {fen})" if fen else "")
+        return Verdict(
+            message=msg,
+            sender=sender,
+            who=who,
+            text=text,
+            kind=kind,
+            problem=problem,
+            game=self.game,
+            colour=colour,
+            fen_before=fen,
+            ply=self._dialogue.plies + 1 if isinstance(msg, Move) and self._in_game() else None,
+            applied=False,
+        )
+
+    def _judge_move(
+        self,
+        msg: Move,
+        sender: Role,
+        who: str,
+        fen: str | None,
+        trial: Dialogue,
+        played: MovePlayed,
+        events: tuple[DialogueEvent, ...],
+    ) -> Verdict:
+        limit = self._limit_notes(played)
+        notes = list(limit)
+        base = Verdict(
+            message=msg,
+            sender=sender,
+            who=who,
+            text="",
+            game=self.game,
+            colour=played.colour,
+            fen_before=fen,
+            ply=played.ply,
+        )
+        short = describe_dxp_move(msg).split(" ")[0]
+        if self._unreliable_from is not None:
+            self._commit(trial, limit=bool(limit))
+            return replace(
+                base,
+                text=f"{who} played {short} (not checked: record unreliable from ply"
+                f" {self._unreliable_from})",
+                pdn=short,
+                checked=False,
+                events=events,
+                notes=tuple(notes),
+            )
+        before = self._positions[-1]
+        try:
+            move = match_dxp_move(before, msg)
+        except RulesError as exc:
+            reason = exc.reason if isinstance(exc, IllegalMoveError) else Rejection.NO_SUCH_MOVE
+            why = str(exc)
+            prefix = f"illegal move {describe_dxp_move(msg)}: "
+            why = why[len(prefix) :] if why.startswith(prefix) else why
+            applied = self.policy is Policy.WARN
+            if applied:
+                self._commit(trial, limit=bool(limit))
+                self._unreliable_from = played.ply
+                notes.append(f"record unreliable from ply {played.ply}: moves not judged")
+            return replace(
+                base,
+                text=f"{who} played {short}: illegal move: {why} (position {fen})",
+                kind=ViolationKind.ILLEGAL_MOVE,
+                reason=reason,
+                problem=f"illegal move {short}: {why}",
+                pdn=short,
+                applied=applied,
+                events=events if applied else (),
+                notes=tuple(notes),
+            )
+        text_pdn = pdn(move, before.legal_moves())
+        after = before.play(move)
+        self._commit(trial, limit=bool(limit))
+        self._positions.append(after)
+        result = self._board_result()
+        if result is not None:
+            notes.append(f"game over: {result.reason}")
+        return replace(
+            base,
+            text=f"{who} played {text_pdn}",
+            pdn=text_pdn,
+            move=move,
+            events=events,
+            result=result,
+            notes=tuple(notes),
+        )
+
+    def _board_result(self) -> GameResult | None:
+        """The result the current position decides: the side to move with no move loses."""
+        position = self.position
+        if position is None or self._unreliable_from is not None or not position.is_lost():
+            return None
+        return GameResult.win_for(
+            position.turn.other, f"{colour_name(position.turn)} has no legal move"
+        )
+
+    def _commit(self, trial: Dialogue, *, limit: bool) -> None:
+        """A move is applied: take the dialogue's new state; the limit is said only once."""
+        self._dialogue = trial
+        self._limit_reported = self._limit_reported or limit
+
+    def _limit_notes(self, played: MovePlayed) -> list[str]:
+        """The one-off note when a move passes the GAMEREQ's move limit (000: no limit)."""
+        request = self._dialogue.game_request
+        if request is None or not request.moves or self._limit_reported:
+            return []
+        if played.move_number <= request.moves:
+            return []
+        return [
+            f"move limit exceeded: move {played.move_number} is past the {request.moves}"
+            " moves of the time control (informational)"
+        ]
+
+    def _apply_events(
+        self,
+        msg: Message,
+        sender: Role,
+        who: str,
+        fen: str | None,
+        events: tuple[DialogueEvent, ...],
+    ) -> Verdict:
+        notes: list[str] = []
+        result: GameResult | None = None
+        for event in events:
+            if isinstance(event, GameStarted):
+                notes.extend(self._start(event.request))
+                result = self._board_result()
+            elif isinstance(event, TakeBack):
+                notes.extend(self._take_back(event))
+            elif isinstance(event, GameEnded):
+                result = self._end_result(event)
+        text = f"{who} sent {_describe(msg)}"
+        if result is not None:
+            text += f": {result.result} ({result.reason})"
+        return Verdict(
+            message=msg,
+            sender=sender,
+            who=self._who(sender) if any(isinstance(e, GameStarted) for e in events) else who,
+            text=text,
+            game=self.game,
+            colour=self._dialogue.colour_of(sender) if self._in_game() else None,
+            fen_before=fen,
+            events=events,
+            result=result,
+            notes=tuple(notes),
+        )
+
+    def _start(self, request: GameRequest) -> list[str]:
+        self._positions = [Position.from_gamereq(request)]
+        self._unreliable_from = None
+        self._limit_reported = False
+        result = self._board_result()
+        return [f"game over: {result.reason}"] if result is not None else []
+
+    def _take_back(self, event: TakeBack) -> list[str]:
+        notes = [
+            f"take-back to move {event.move_number}, {colour_name(event.to_move)} to move"
+            f" (asked by the {event.requested_by})"
+        ]
+        if self._unreliable_from is not None:
+            if event.ply >= self._unreliable_from:
+                return notes  # still after the illegal move: still unknown
+            notes.append("record reliable again")
+            self._unreliable_from = None
+        del self._positions[event.ply + 1 :]
+        return notes
+
+    def _end_result(self, event: GameEnded) -> GameResult:
+        reason = event.initial.reason
+        colour = self._dialogue.colour_of(event.ended_by) or event.colour
+        by = f"{colour_name(colour)} ({event.ended_by})"
+        if reason is EndReason.RESIGN:
+            return GameResult.win_for(colour.other, f"{by} resigned")
+        if reason is EndReason.DRAW:
+            return GameResult("1-1", f"draw: {by} sent GAMEEND reason 2")
+        if reason is EndReason.WIN:
+            return GameResult.win_for(colour, f"{by} claims the win: GAMEEND reason 3")
+        if self._unreliable_from is not None:
+            return GameResult(
+                "*",
+                f"no result: {by} sent GAMEEND reason 0 and the final position is unknown"
+                f" (record unreliable from ply {self._unreliable_from})",
+            )
+        decided = self._board_result()
+        if decided is not None:
+            return decided
+        return GameResult("*", f"no result: {by} sent GAMEEND reason 0")

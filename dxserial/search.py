@@ -1,0 +1,128 @@
+"""A small draughts player: alpha-beta over material, enough to be a sparring partner.
+
+The built-in engine uses it to answer a DXP peer in tests and demos, so it must be
+quick in CPython and reproducible: the search runs on the bare ints of the move
+generator (no :class:`Position` objects inside the tree), a side whose capture is forced
+is searched on through the captures (so a depth-2 search does not stop in the middle
+of an exchange), and ties between equally good moves are broken by a caller's seeded
+``random.Random``, or by the lowest move when no rng is given.
+"""
+
+from __future__ import annotations
+
+import random
+
+from dxserial.draughts import LegalMove, Position
+from dxserial.draughts.geometry import BIT, squares_of
+from dxserial.draughts.movegen import RawMove, generate, play
+from dxserial.protocol.messages import Colour
+
+__all__ = ["DEFAULT_DEPTH", "KING", "MAN", "choose_move", "evaluate", "search"]
+
+DEFAULT_DEPTH = 4
+MAN = 100
+KING = 300
+ADVANCE = 2  # per row a man has walked towards the crown; small beside a man's worth
+WIN = 1_000_000  # a side with no legal move has lost; minus the plies to get there
+_MAX_CAPTURE_PLIES = 12  # forced-capture extension past the nominal depth, as a safety net
+
+# Rows advanced for a man on each square: White walks up (square 46 is row 9 -> 0 rows).
+_WHITE_ADVANCE = tuple(0 if sq == 0 else 9 - (sq - 1) // 5 for sq in range(51))
+_BLACK_ADVANCE = tuple(0 if sq == 0 else (sq - 1) // 5 for sq in range(51))
+
+
+def _material(pieces: int, kings: int, advance: tuple[int, ...]) -> int:
+    men = pieces & ~kings
+    score = KING * bin(pieces & kings).count("1") + MAN * bin(men).count("1")
+    return score + ADVANCE * sum(advance[sq] for sq in squares_of(men))
+
+
+def _score(own: int, opp: int, kings: int, white: bool) -> int:
+    """Material and advancement of the side to move minus the opponent's."""
+    if white:
+        return _material(own, kings, _WHITE_ADVANCE) - _material(opp, kings, _BLACK_ADVANCE)
+    return _material(own, kings, _BLACK_ADVANCE) - _material(opp, kings, _WHITE_ADVANCE)
+
+
+def evaluate(position: Position) -> int:
+    """Static score from the side to move's point of view (100 = one man)."""
+    white = position.turn is Colour.WHITE
+    own, opp = (position.white, position.black) if white else (position.black, position.white)
+    return _score(own, opp, position.kings, white)
+
+
+def _negamax(
+    own: int, opp: int, kings: int, white: bool, depth: int, alpha: int, beta: int, ply: int
+) -> int:
+    moves = generate(own, opp, kings, white)
+    if not moves:
+        return -WIN + ply
+    forced = bool(moves[0][2])
+    if depth <= 0 and (not forced or depth <= -_MAX_CAPTURE_PLIES):
+        return _score(own, opp, kings, white)
+    best = -WIN - 1
+    for raw in moves:
+        new_own, new_opp, new_kings = play(own, opp, kings, white, raw)
+        value = -_negamax(
+            new_opp, new_own, new_kings, not white, depth - 1, -beta, -alpha, ply + 1
+        )
+        if value > best:
+            best = value
+            if value > alpha:
+                alpha = value
+                if alpha >= beta:
+                    break
+    return best
+
+
+def search(position: Position, depth: int = DEFAULT_DEPTH) -> list[tuple[LegalMove, int]]:
+    """Every legal move with its exact score at ``depth`` (plies), best first.
+
+    Slower than :func:`choose_move` (no pruning between root moves); for tests and for
+    showing the engine's opinion.
+    """
+    out: list[tuple[LegalMove, int]] = []
+    for move in position.legal_moves():
+        after = position.play(move)
+        value = -_position_value(after, depth - 1, -WIN - 1, WIN + 1, 1)
+        out.append((move, value))
+    out.sort(key=lambda item: (-item[1], item[0].from_square, item[0].to_square))
+    return out
+
+
+def _position_value(position: Position, depth: int, alpha: int, beta: int, ply: int) -> int:
+    white = position.turn is Colour.WHITE
+    own, opp = (position.white, position.black) if white else (position.black, position.white)
+    return _negamax(own, opp, position.kings, white, depth, alpha, beta, ply)
+
+
+def choose_move(
+    position: Position, depth: int = DEFAULT_DEPTH, rng: random.Random | None = None
+) -> LegalMove | None:
+    """The move to play in ``position`` after a ``depth``-ply search, or ``None`` if the
+    side to move has no legal move (it has lost).
+
+    A single legal move (often a forced capture) is played at once.  Among moves with the
+    best score, ``rng`` picks one (seed it for reproducible games); without it the one
+    with the lowest (from, to) is taken.
+    """
+    moves = sorted(
+        position.legal_moves(), key=lambda m: (m.from_square, m.to_square, sorted(m.captured))
+    )
+    if len(moves) <= 1:
+        return moves[0] if moves else None
+    white = position.turn is Colour.WHITE
+    own, opp = (position.white, position.black) if white else (position.black, position.white)
+    best = -WIN - 1
+    ties: list[LegalMove] = []
+    for move in moves:
+        taken = sum(BIT[sq] for sq in move.captured)
+        raw: RawMove = (move.from_square, move.to_square, taken, move.route)
+        new_own, new_opp, kings = play(own, opp, position.kings, white, raw)
+        # Window (best - 1, +inf): a move scoring ``best`` exactly is seen as a tie.
+        value = -_negamax(new_opp, new_own, kings, not white, depth - 1, -WIN - 1, 1 - best, 1)
+        if value > best:
+            best, ties = value, [move]
+        elif value == best:
+            ties.append(move)
+    return rng.choice(ties) if rng is not None else ties[0]

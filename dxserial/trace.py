@@ -1,0 +1,104 @@
+"""JSON-lines trace of everything that crossed (or failed to cross) a bridge.
+
+One object per line, flushed as written, so a crash loses nothing already seen and
+``tail -f`` shows the game live.  The writer bounds the file: past ``max_bytes`` it
+stops writing and says so once in a last line, rather than filling a disk on a
+week-long unattended run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from dxserial.errors import ConfigError
+from dxserial.protocol.messages import Message, escape
+
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+
+class TraceWriter:
+    """Append-only JSON-lines writer. Files are created readable by the owner only."""
+
+    def __init__(self, path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, mode: int = 0o600):
+        self.path = path
+        self.max_bytes = max_bytes
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, mode)
+        except OSError as exc:
+            raise ConfigError(f"cannot write trace file {path}: {exc.strerror}") from None
+        self._file: IO[str] = os.fdopen(fd, "a", encoding="utf-8")
+        self._written = self._file.tell()
+        self._full = False
+
+    def write(self, kind: str, **fields: Any) -> None:
+        if self._full:
+            return
+        record = {"time": round(time.time(), 6), "kind": kind, **fields}
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        if self._written + len(line) > self.max_bytes:
+            self._full = True
+            line = json.dumps({"time": round(time.time(), 6), "kind": "trace-full",
+                               "max_bytes": self.max_bytes}) + "\n"
+        self._file.write(line)
+        self._file.flush()
+        self._written += len(line)
+
+    def message(
+        self,
+        direction: str,
+        raw: bytes,
+        *,
+        msg: Message | None = None,
+        error: str | None = None,
+        action: str = "forwarded",
+    ) -> None:
+        fields: dict[str, Any] = {"direction": direction, "raw": escape(raw), "action": action}
+        if msg is not None:
+            fields["type"] = msg.NAME
+            fields["fields"] = msg.fields()
+            if msg.warnings:
+                fields["warnings"] = list(msg.warnings)
+        if error is not None:
+            fields["error"] = error
+        self.write("message", **fields)
+
+    def event(self, text: str, *, level: str = "info", **extra: Any) -> None:
+        self.write("event", level=level, text=text, **extra)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def unescape(text: str) -> bytes:
+    """Inverse of :func:`dxserial.protocol.messages.escape`."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and text[i + 1 : i + 2] == "\\":
+            out.append(0x5C)
+            i += 2
+        elif ch == "\\" and text[i + 1 : i + 2] == "x":
+            out.append(int(text[i + 2 : i + 4], 16))
+            i += 4
+        else:
+            out.append(ord(ch))
+            i += 1
+    return bytes(out)
+
+
+def read_trace(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of a trace file; a torn last line (crash mid-write) is skipped."""
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                yield record
