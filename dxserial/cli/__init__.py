@@ -16,6 +16,8 @@ from dxserial.errors import DxSerialError
 from dxserial.cli import parse_cmd  # noqa: F401  isort: skip
 from dxserial.cli import vpair_cmd  # noqa: F401  isort: skip
 from dxserial.cli import moves_cmd  # noqa: F401  isort: skip
+from dxserial.cli import udev_cmd  # noqa: F401  isort: skip
+from dxserial.cli import ports_cmd  # noqa: F401  isort: skip
 from dxserial.cli import replay_cmd  # noqa: F401  isort: skip
 
 __all__ = ["app", "main"]

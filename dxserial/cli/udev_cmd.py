@@ -1,0 +1,259 @@
+"""``dxserial udev``: the udev rules and systemd unit that bring a bridge up by itself.
+
+``install`` never runs sudo: without permission it prints the command to run as root and
+exits with 77 (EX_NOPERM), so a script can tell "run me as root" from other failures.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+
+from dxserial.cli.app import app
+from dxserial.udev import (
+    EXIT_NOPERM,
+    RULES_FILE,
+    InstallPermissionError,
+    Kind,
+    check_group,
+    check_name,
+    check_rules,
+    count_rules,
+    dxserial_executable,
+    home_warning,
+    install,
+    plan_install,
+    render,
+    shipped_file,
+    udevadm_verify,
+    uninstall,
+)
+
+udev_app = typer.Typer(
+    name="udev",
+    help="Install the udev rules and systemd unit that start a bridge when an adapter appears.",
+    no_args_is_help=True,
+)
+app.add_typer(udev_app, name="udev")
+
+_GROUP_HELP = "Group that may open the adapters (Arch and some others use uucp)."
+_EXEC_HELP = "Path of dxserial for the unit's ExecStart (default: this dxserial)."
+
+_VERBS = {
+    "write": "wrote",
+    "update": "updated",
+    "unchanged": "unchanged",
+    "keep": "kept",
+    "conflict": "conflict",
+    "remove": "removed",
+    "modified": "kept",
+}
+
+
+@udev_app.command("print")
+def print_command(
+    what: Kind = typer.Argument(Kind.rules, help="Which file: rules, unit or config."),
+    name: str = typer.Option(
+        "NAME", "--name", metavar="NAME", help="Adapter name to fill into the config."
+    ),
+    group: str = typer.Option("dialout", "--group", metavar="GROUP", help=_GROUP_HELP),
+    exec_path: str | None = typer.Option(
+        None, "--exec", metavar="PATH", help=_EXEC_HELP, show_default=False
+    ),
+) -> None:
+    """Print a shipped file as install would write it."""
+    text = render(what, exe=exec_path, group=group, name=name)
+    typer.echo(text, nl=False)
+
+
+@udev_app.command("install")
+def install_command(
+    root: Path = typer.Option(
+        Path("/"), "--root", metavar="DIR", help="Install under this folder instead of /."
+    ),
+    names: list[str] | None = typer.Option(
+        None,
+        "--name",
+        metavar="NAME",
+        help="Write /etc/dxserial/NAME.toml for this adapter name (as `dxserial ports` shows "
+        "it), unless it exists. Repeat for more. Without it: /etc/dxserial/example.toml.",
+        show_default=False,
+    ),
+    group: str = typer.Option("dialout", "--group", metavar="GROUP", help=_GROUP_HELP),
+    exec_path: str | None = typer.Option(
+        None, "--exec", metavar="PATH", help=_EXEC_HELP, show_default=False
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace rules or unit files that were edited or not ours."
+    ),
+) -> None:
+    """Write the udev rules, the systemd unit and an example configuration.
+
+    Configuration files are never replaced. Prints the commands that make udev and
+    systemd read the new files; runs none of them. Exit code 77: no permission (the
+    command to run as root is printed).
+    """
+    check_group(group)
+    for name in names or ():
+        check_name(name)
+    exe = exec_path or dxserial_executable()
+    targets = plan_install(root, names or [], exe=exe, group=group)
+    try:
+        actions = install(targets, force=force)
+    except InstallPermissionError as exc:
+        argv = ["udev", "install"]
+        if root != Path("/"):
+            argv += ["--root", str(root)]
+        for name in names or ():
+            argv += ["--name", name]
+        if group != "dialout":
+            argv += ["--group", group]
+        if exec_path:
+            argv += ["--exec", exec_path]
+        if force:
+            argv.append("--force")
+        _no_permission(exc, argv)
+    for action in actions:
+        note = f" ({action.note})" if action.note else ""
+        typer.echo(f"{_VERBS[action.verb]:<10}{action.path}{note}")
+    if any(a.verb == "conflict" for a in actions):
+        typer.echo("nothing written.", err=True)
+        raise typer.Exit(1)
+    warning = home_warning(exe)
+    if warning:
+        typer.echo(f"warning: {warning}", err=True)
+    if root == Path("/"):
+        try:
+            grp.getgrnam(group)
+        except KeyError:
+            typer.echo(
+                f"warning: group {group} does not exist here; create it (groupadd --system "
+                f"{group}) or install with --group",
+                err=True,
+            )
+    _next_steps(root, names or [])
+
+
+def _next_steps(root: Path, names: list[str]) -> None:
+    name = names[0] if names else "NAME"
+    lines = [
+        "",
+        "Next, as root:",
+        "  udevadm control --reload",
+        "  udevadm trigger --subsystem-match=tty --subsystem-match=usb-serial",
+        "  systemctl daemon-reload",
+        "Then `dxserial ports` shows each adapter's name. Put its bridge settings in",
+        f"/etc/dxserial/{name}.toml (example: /etc/dxserial/example.toml) and replug the",
+        f"adapter, or: systemctl start dxserial@{name}.service",
+        "The unit runs as a dynamic user (DynamicUser=yes): there is no account to create.",
+    ]
+    if root != Path("/"):
+        lines.append(f"(The files are under {root}: run these on the system that uses them.)")
+    typer.echo("\n".join(lines))
+
+
+def _no_permission(exc: InstallPermissionError, argv: list[str]) -> NoReturn:
+    """Say what to run as root, then exit 77."""
+    command = shlex.join(["sudo", *shlex.split(dxserial_executable()), *argv])
+    typer.echo(f"dxserial: {exc}", err=True)
+    typer.echo(f"Run it as root:\n  {command}", err=True)
+    if os.geteuid() == 0:
+        typer.echo(
+            "(This process is root already: the file system is read-only, or the process "
+            "lacks CAP_DAC_OVERRIDE, as in some containers.)",
+            err=True,
+        )
+    raise typer.Exit(EXIT_NOPERM)
+
+
+@udev_app.command("uninstall")
+def uninstall_command(
+    root: Path = typer.Option(
+        Path("/"), "--root", metavar="DIR", help="Uninstall from under this folder."
+    ),
+) -> None:
+    """Remove the files install wrote, if nobody has changed them since.
+
+    Edited files and files dxserial did not write are kept and listed. Exit code 77: no
+    permission (the command to run as root is printed).
+    """
+    try:
+        actions = uninstall(root)
+    except InstallPermissionError as exc:
+        argv = ["udev", "uninstall"] + (["--root", str(root)] if root != Path("/") else [])
+        _no_permission(exc, argv)
+    if not actions:
+        typer.echo("nothing to remove.")
+        return
+    for action in actions:
+        note = f" ({action.note})" if action.note else ""
+        typer.echo(f"{_VERBS[action.verb]:<10}{action.path}{note}")
+    if any(a.verb == "remove" for a in actions):
+        typer.echo(
+            "\nNext, as root: systemctl stop 'dxserial@*.service'; systemctl daemon-reload; "
+            "udevadm control --reload"
+        )
+
+
+@udev_app.command("check")
+def check_command(
+    file: Path | None = typer.Argument(
+        None, help="Rules file to check (default: the shipped one).", show_default=False
+    ),
+    use_udevadm: bool = typer.Option(
+        True, "--udevadm/--no-udevadm", help="Also run `udevadm verify` where it exists."
+    ),
+) -> None:
+    """Check a udev rules file: dxserial's own syntax check, then `udevadm verify`.
+
+    Problems are printed one per line as FILE:LINE: ...; the exit code is then 1.
+    """
+    if file is None:
+        shown = str(shipped_file(Kind.rules))
+        text = render(Kind.rules)
+    else:
+        shown = str(file)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            typer.echo(f"{shown}: cannot read: {exc}", err=True)
+            raise typer.Exit(1) from None
+    problems = check_rules(text)
+    for problem in problems:
+        typer.echo(problem.format(shown))
+    if not problems:
+        typer.echo(f"{shown}: ok ({count_rules(text)} rules)")
+    failed = bool(problems)
+    if use_udevadm:
+        failed |= _udevadm(file, text, shown)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _udevadm(file: Path | None, text: str, shown: str) -> bool:
+    """Run udevadm verify; True when it found problems."""
+    if file is not None:
+        result = udevadm_verify(file)
+    else:
+        with tempfile.TemporaryDirectory(prefix="dxserial-udev-") as folder:
+            copy = Path(folder) / RULES_FILE
+            copy.write_text(text, encoding="utf-8")
+            result = udevadm_verify(copy)
+    if result.ok is None:
+        typer.echo(f"udevadm verify: {result.output}")
+        return False
+    if result.ok:
+        typer.echo("udevadm verify: ok")
+        return False
+    typer.echo(f"udevadm verify: {shown}: failed")
+    for line in result.output.splitlines():
+        typer.echo(f"  {line}")
+    sys.stdout.flush()
+    return True
