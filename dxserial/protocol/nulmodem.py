@@ -1,0 +1,569 @@
+"""NULMODEM layer 1: the DXP echo handshake on a serial line, both directions, without I/O.
+
+The caller passes in the bytes read and the current time; it takes out the bytes to write,
+the events, and the time at which :meth:`NulModemLink.poll` must be called next.
+
+The handshake (see DXP.md, "Layer 1"): the sender writes the start byte S, each message
+character and the end byte E one at a time, each only after the previous one came back as
+an echo; a wrong echo, or no echo within ``timeout``, starts the message over from S. The
+receiver echoes what it receives unchanged, collects up to 127 characters between S and E,
+and restarts on an S anywhere. Echoes and our own message bytes share one wire, so the line
+is half-duplex: we never start a message while a peer's message is being received.
+
+**S and E.** The protocol page's values for S and E could not be confirmed (the list that
+defined them is lost), so both are parameters. The defaults STX (0x02) and ETX (0x03) are a
+guess; ``learn_start`` below helps when the peer uses others.
+
+**Bytes outside a message are not echoed** (they are reported). DXP.md says a receiver
+echoes every byte, and warns of the result: a receiver that missed a message's S echoes the
+rest, and the sender believes a message delivered that was dropped. That happens, for
+example, when both ends send S at once and one S is garbled: the other end took our S for
+its echo. Not echoing leaves that sender without an echo, so it times out and sends the
+message again. It also means two idle ends can never echo a noise byte back and forth.
+
+**Collisions.** CHAT may be sent at any time, so both ends can start at once. Each then
+takes the other's bytes for its echoes until the two messages differ; both see a wrong
+echo. Rule: after a *wrong* echo we wait a random delay (between a tenth of ``backoff`` and
+``backoff``) before starting over, and while we wait we are a plain receiver, so the first
+end to start again wins and the other receives its message first. The two ends must draw
+different delays: the default ``rng`` is seeded from ``os.urandom``. A wrong echo that is a
+start byte means the peer began a message: we count the failure and receive it at once.
+After a *timeout* we start over at once, as the protocol says. After ``max_attempts`` failed
+attempts in a row (reset by any message received, which proves the peer alive) the link
+reports :class:`LinkDown` with the message and everything queued behind it.
+Limit: two *identical* messages started at the same moment echo each other perfectly; both
+ends report them delivered and neither receives them. Nothing on the wire can tell.
+
+**What no echo handshake catches.** There is no checksum: a byte that noise turns into E
+(with STX/ETX one flipped bit turns a restarting S into E) ends the receiver's partial
+message, which is then delivered short; the layer-2 parser rejects most such messages. And a
+corrupted echo of E makes the sender repeat a message the receiver already delivered: it
+arrives twice, back to back. Only the dialogue layer can tell that from a new message.
+
+**Bounces.** Two ends that both believe the other is sending would echo start bytes back
+and forth for ever (a late echo of our own S can do this). So a start byte that repeats a
+start or end byte we echoed within ``timeout / 2``, with no message character echoed since,
+is taken for a bounce: reported, not echoed. A peer whose echo of S was garbled and that
+repeats S at once gets no echo this time and repeats it after its timeout. A message being
+received is dropped after ``timeout`` without a byte; and bytes arriving for
+``4 * timeout`` without completing a message (two ends passing characters around) make us
+ignore the line for ``timeout``, so no pattern of input keeps the link busy for ever.
+
+**Start-byte learning** (``learn_start=True``), until the first message from the peer is
+delivered. While idle, a control byte (0x01..0x1f or 0x7f) that is not a known start or end
+byte is taken as the peer's start byte S' and begins a message; in such a message the first
+control byte after at least one character ends it. A message framed that way is delivered
+only if it parses as a DXP message (noise that happens to look like framing does not); then
+S' is recognised from then on, and our own messages are framed like the last message the
+peer completed, because a peer only listens for its own start byte. Each step is reported as
+a :class:`LinkProblem`. Safe because: the configured S and E always keep working (learning
+cannot make us deaf to a standard peer); a message begun by the configured S is framed
+exactly as configured (control bytes inside are characters); 0x00 (what a line break reads
+as), bytes >= 0x80 and printable characters are never learned; noise must both form a
+framing and a valid DXP message to teach anything, and learning stops once the peer's first
+message is delivered. What it cannot do: help when we speak first to such a peer (it ignores
+our S, so we time out and report :class:`LinkDown`). With learning on,
+:meth:`NulModemLink.send` refuses control bytes in a message, since a learning peer would
+take them for framing. The learned framing survives :meth:`NulModemLink.reset`.
+
+**Bounds.** The receive buffer holds at most ``max_len`` bytes; at most ``max_queue``
+messages wait to be sent (``send`` raises :class:`FramingError` beyond that). Bytes to
+write and events grow only with what the caller feeds in, so drain both after each call.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+import random
+from collections import deque
+from dataclasses import dataclass
+
+from dxserial.errors import ConfigError, FramingError, LinkDownError, MessageError
+from dxserial.protocol.framing import MAX_MESSAGE_LEN, check_message
+from dxserial.protocol.messages import escape, parse
+
+DEFAULT_START = 0x02
+DEFAULT_END = 0x03
+DEFAULT_MAX_QUEUE = 1024
+_STRAY_SAMPLE = 32
+_BOUNCE_MEMORY = 8
+_BUSY_TIMEOUTS = 4
+
+
+@dataclass(frozen=True)
+class MessageReceived:
+    """Receiver: a complete message arrived between a start and an end byte."""
+
+    raw: bytes
+
+
+@dataclass(frozen=True)
+class MessageDelivered:
+    """Sender: the echo of the end byte came back for this message."""
+
+    raw: bytes
+
+
+@dataclass(frozen=True)
+class LinkProblem:
+    """Something the user should know; the link carries on by itself."""
+
+    error: FramingError
+
+
+@dataclass(frozen=True)
+class LinkDown:
+    """The peer stopped answering; these messages were not delivered (queue now empty)."""
+
+    error: LinkDownError
+    undelivered: tuple[bytes, ...]
+
+
+NulModemEvent = MessageReceived | MessageDelivered | LinkProblem | LinkDown
+
+
+class _Tx(enum.Enum):
+    IDLE = "idle"  # nothing in flight
+    SENDING = "sending"  # one byte written, waiting for its echo
+    WAITING = "waiting"  # an attempt failed; start over at _retry_at
+
+
+def _is_control(b: int) -> bool:
+    """A byte that cannot be message text: candidates for start and end bytes."""
+    return 0x01 <= b <= 0x1F or b == 0x7F
+
+
+def _show(b: int) -> str:
+    return f"0x{b:02x} {chr(b)!r}" if 0x20 <= b <= 0x7E else f"0x{b:02x}"
+
+
+class NulModemLink:
+    """Both directions of the echo handshake on one serial line (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        start: int = DEFAULT_START,
+        end: int = DEFAULT_END,
+        timeout: float = 5.0,
+        max_attempts: int = 5,
+        max_len: int = MAX_MESSAGE_LEN,
+        learn_start: bool = True,
+        rng: random.Random | None = None,
+        backoff: float = 0.5,
+        max_queue: int = DEFAULT_MAX_QUEUE,
+    ) -> None:
+        for name, value in (("start", start), ("end", end)):
+            if not 0x01 <= value <= 0xFF:
+                raise ConfigError(f"{name} byte {value}: must be 0x01..0xff")
+        if start == end:
+            raise ConfigError(f"start and end byte are both 0x{start:02x}: they must differ")
+        if not timeout > 0 or not backoff >= 0:
+            raise ConfigError(f"timeout {timeout} and backoff {backoff}: must be > 0 and >= 0")
+        if max_attempts < 1 or max_len < 1 or max_queue < 1:
+            raise ConfigError("max_attempts, max_len and max_queue must be at least 1")
+        self._start = start
+        self._end = end
+        self._timeout = timeout
+        self._max_attempts = max_attempts
+        self._max_len = max_len
+        self._learn = learn_start
+        self._rng = rng if rng is not None else random.Random(os.urandom(16))
+        self._backoff = backoff
+        self._max_queue = max_queue
+
+        self._send_start = start  # framing of our own messages (may follow the peer's)
+        self._send_end = end
+        self._learned_start: int | None = None
+        self._learning = learn_start  # until the first message from the peer is delivered
+
+        self._rx_start: int | None = None  # start byte of the message being received
+        self._rx_buf = bytearray()
+        self._rx_deadline = 0.0
+        self._rx_spoiled: str | None = None  # why the message being received will be dropped
+        self._rx_since = 0.0  # when the receiver last left the idle state
+        self._deaf_until = -math.inf  # receiver duty suspended until then (see _receive)
+        self._framing_echoes: list[tuple[int, float]] = []  # for telling a bounce
+        self._echo_written = False  # all echoes handed out by data_to_send
+        self._strays = bytearray()  # first bytes of a run of stray bytes, for one report
+        self._stray_count = 0
+
+        self._queue: deque[bytes] = deque()
+        self._current: bytes | None = None
+        self._frame = b""
+        self._pos = 0
+        self._tx = _Tx.IDLE
+        self._echo_deadline = 0.0
+        self._retry_at = 0.0
+        self._failures = 0
+        self._now = -math.inf
+
+        self._out = bytearray()
+        self._events: list[NulModemEvent] = []
+
+    # ------------------------------------------------------------------ public API
+
+    def send(self, raw: bytes, now: float) -> None:
+        """Queue one message (FIFO). Raises :class:`FramingError` if it cannot be sent."""
+        raw = bytes(raw)
+        check_message(raw, self._max_len)
+        for i, b in enumerate(raw):
+            if b in (self._start, self._end) or (self._learn and _is_control(b)):
+                raise FramingError(
+                    f"byte {_show(b)} at offset {i} of the message: it would be read as "
+                    "a start or end byte on the serial line"
+                )
+        if self.queued >= self._max_queue:
+            raise FramingError(
+                f"send queue full: {self.queued} messages wait for the serial line; "
+                "is the engine answering?",
+                side="local",
+            )
+        self._queue.append(raw)
+        self._tick(now)
+        self._try_start(now)
+
+    def receive_data(self, data: bytes, now: float) -> None:
+        """Bytes read from the line. Timers that expired before ``now`` fire first."""
+        self._tick(now)
+        for b in data:
+            self._on_byte(b, now)
+        self._flush_strays()
+        self._try_start(now)
+
+    def poll(self, now: float) -> None:
+        """Fire expired timers; call at or after :meth:`next_deadline`."""
+        self._tick(now)
+        self._try_start(now)
+
+    def data_to_send(self) -> bytes:
+        """Drain the bytes to write to the line now."""
+        out = bytes(self._out)
+        self._out.clear()
+        self._echo_written = True
+        return out
+
+    def events(self) -> list[NulModemEvent]:
+        """Drain what happened since the last call."""
+        out, self._events = self._events, []
+        return out
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`poll` must be called next, or ``None`` if no timer runs."""
+        times: list[float] = []
+        if self._rx_start is not None:
+            times.append(self._rx_deadline)
+        if self._tx is _Tx.SENDING:
+            times.append(self._echo_deadline)
+        elif self._rx_start is None and self._tx is _Tx.WAITING:
+            times.append(self._retry_at)
+        elif self._rx_start is None and self._queue:
+            times.append(self._now)  # due at once (after reset)
+        return min(times) if times else None
+
+    def reset(self) -> None:
+        """After the port was reopened: drop partial state; queued messages stay.
+
+        The message in flight goes back to the front of the queue and is sent again from
+        its start byte. The framing learned from the peer is kept.
+        """
+        if self._current is not None:
+            self._queue.appendleft(self._current)
+            self._current = None
+        self._tx = _Tx.IDLE
+        self._failures = 0
+        self._rx_idle()
+        self._out.clear()
+        self._strays.clear()
+        self._stray_count = 0
+        self._framing_echoes.clear()
+        self._deaf_until = -math.inf
+
+    @property
+    def queued(self) -> int:
+        """Messages not yet delivered, including the one in flight."""
+        return len(self._queue) + (self._current is not None)
+
+    @property
+    def pending(self) -> int:
+        """Bytes of a partly received message held (never more than ``max_len``)."""
+        return len(self._rx_buf)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing queued, nothing in flight, not mid-receive, nothing left to write."""
+        return self.queued == 0 and self._rx_start is None and not self._out
+
+    @property
+    def framing(self) -> tuple[int, int]:
+        """The start and end bytes our own messages are sent with now."""
+        return self._send_start, self._send_end
+
+    # ------------------------------------------------------------------ timers
+
+    def _tick(self, now: float) -> None:
+        self._now = now
+        if self._tx is _Tx.SENDING and now >= self._echo_deadline:
+            b = self._frame[self._pos]
+            self._fail(
+                now,
+                f"no echo of {_show(b)} (byte {self._pos + 1} of {len(self._frame)}) within "
+                f"{self._timeout:g} s",
+                delay=0.0,
+            )
+        if self._rx_start is not None and now >= self._rx_deadline:
+            self._problem(
+                f"peer silent for {self._timeout:g} s in the middle of a message: "
+                f"{len(self._rx_buf)} characters dropped"
+            )
+            self._rx_idle()
+
+    # ------------------------------------------------------------------ sender
+
+    def _try_start(self, now: float) -> None:
+        """Start (or start over) the next message if the line is ours to use."""
+        if self._tx is _Tx.SENDING or self._rx_start is not None:
+            return
+        if self._current is None:
+            if not self._queue:
+                return
+            self._current = self._queue.popleft()
+        elif now < self._retry_at:
+            return
+        self._frame = bytes([self._send_start]) + self._current + bytes([self._send_end])
+        self._pos = 0
+        self._tx = _Tx.SENDING
+        self._framing_echoes.clear()  # from now on, what comes in is our echo
+        self._write_next(now)
+
+    def _write_next(self, now: float) -> None:
+        self._out.append(self._frame[self._pos])
+        self._echo_deadline = now + self._timeout
+
+    def _on_echo(self, b: int, now: float) -> bool:
+        """Handle ``b`` as the echo we wait for; True if it must also be received."""
+        expected = self._frame[self._pos]
+        if b == expected:
+            self._pos += 1
+            if self._pos < len(self._frame):
+                self._write_next(now)
+                return False
+            assert self._current is not None
+            self._events.append(MessageDelivered(self._current))
+            self._current = None
+            self._tx = _Tx.IDLE
+            self._failures = 0
+            return False
+        starts = b in (self._start, self._learned_start)
+        what = (
+            "the peer began a message of its own; receiving it first"
+            if starts
+            else "noise, or both ends sending at once"
+        )
+        self._fail(
+            now,
+            f"wrong echo of byte {self._pos + 1} of {len(self._frame)} ({_show(expected)}): "
+            f"got {_show(b)} ({what})",
+            delay=self._rng.uniform(0.1 * self._backoff, self._backoff),
+        )
+        return starts
+
+    def _fail(self, now: float, reason: str, *, delay: float) -> None:
+        """One attempt failed: start over after ``delay``, or give up after too many."""
+        assert self._current is not None
+        self._failures += 1
+        message = escape(self._current)
+        if self._failures >= self._max_attempts:
+            undelivered = (self._current, *self._queue)
+            self._events.append(
+                LinkDown(
+                    LinkDownError(
+                        f"NULMODEM peer not answering: message '{message}' failed "
+                        f"{self._failures} times in a row (last: {reason}); "
+                        f"{len(undelivered)} message(s) not delivered"
+                    ),
+                    undelivered,
+                )
+            )
+            self._queue.clear()
+            self._current = None
+            self._tx = _Tx.IDLE
+            self._failures = 0
+            return
+        self._tx = _Tx.WAITING
+        self._retry_at = now + delay
+        when = f" in {delay:.2f} s" if delay > 0 else ""
+        self._problem(
+            f"sending '{message}': {reason}; attempt {self._failures} of "
+            f"{self._max_attempts} failed, starting over from the start byte{when}"
+        )
+
+    # ------------------------------------------------------------------ receiver
+
+    def _on_byte(self, b: int, now: float) -> None:
+        if self._tx is _Tx.SENDING and not self._on_echo(b, now):
+            return
+        self._receive(b, now)
+
+    def _receive(self, b: int, now: float) -> None:
+        """Receiver duty: echo ``b`` if it belongs to a message, and collect the message."""
+        if now < self._deaf_until:
+            return
+        idle = self._rx_start is None
+        starts = b in (self._start, self._learned_start) or (
+            self._learning and _is_control(b) and b != self._end and self._may_learn_start()
+        )
+        if idle and not starts:
+            self._stray(b)
+            return
+        self._flush_strays()
+        if starts and self._is_bounce(b, now):
+            self._problem(
+                f"start byte {_show(b)} came straight back after we echoed it: not echoed "
+                "again, so two receivers cannot pass it back and forth for ever"
+            )
+            return
+        if idle:
+            self._rx_since = now
+        elif now - self._rx_since >= _BUSY_TIMEOUTS * self._timeout:
+            self._problem(
+                f"{_BUSY_TIMEOUTS * self._timeout:g} s of bytes without a complete message "
+                f"(two ends echoing each other?): ignoring the line for {self._timeout:g} s"
+            )
+            self._rx_idle()
+            self._deaf_until = now + self._timeout
+            return
+        assert starts or self._rx_start is not None
+        ends = not starts and (
+            b == self._end or (self._rx_start != self._start and _is_control(b))
+        )
+        self._echo(b, now, framing=starts or ends)
+        if starts:
+            self._begin(b, now)
+        elif ends:
+            self._complete(b)
+        elif len(self._rx_buf) >= self._max_len:
+            self._overflow()
+        else:
+            self._rx_deadline = now + self._timeout
+            if self._rx_spoiled is None and (b == 0 or b >= 0x80):
+                self._rx_spoiled = (
+                    f"byte 0x{b:02x} at offset {len(self._rx_buf)}: only 0x01..0x7f may occur"
+                )
+            self._rx_buf.append(b)
+
+    def _echo(self, b: int, now: float, *, framing: bool) -> None:
+        """Write ``b`` back; remember start and end bytes echoed since the last character."""
+        self._out.append(b)
+        self._echo_written = False
+        if not framing:
+            self._framing_echoes.clear()
+            return
+        if len(self._framing_echoes) >= _BOUNCE_MEMORY:
+            del self._framing_echoes[0]
+        self._framing_echoes.append((b, now))
+
+    def _is_bounce(self, b: int, now: float) -> bool:
+        """``b`` repeats a start or end byte we echoed (and wrote) moments ago, with no
+        message character echoed since: what comes back when two ends both echo."""
+        window = self._timeout / 2
+        return self._echo_written and any(
+            x == b and now - t <= window for x, t in self._framing_echoes
+        )
+
+    def _stray(self, b: int) -> None:
+        """A byte outside any message: reported (a run as one event), never echoed."""
+        if len(self._strays) < _STRAY_SAMPLE:
+            self._strays.append(b)
+        self._stray_count += 1
+
+    def _may_learn_start(self) -> bool:
+        """An unknown control byte starts a message only on an idle line, or right after
+        an unconfirmed or learned start byte (then it replaces it)."""
+        return self._rx_start is None or (self._rx_start != self._start and not self._rx_buf)
+
+    def _begin(self, b: int, now: float) -> None:
+        if self._rx_start is not None:
+            self._problem(
+                f"start byte {_show(b)} in the middle of a message: starting over, "
+                f"{len(self._rx_buf)} characters dropped"
+            )
+        elif b not in (self._start, self._learned_start):
+            self._problem(
+                f"control byte {_show(b)} on an idle line: taking it as the peer's start byte "
+                f"(configured: 0x{self._start:02x})"
+            )
+        self._rx_start = b
+        self._rx_buf.clear()
+        self._rx_spoiled = None
+        self._rx_deadline = now + self._timeout
+
+    def _complete(self, end: int) -> None:
+        start = self._rx_start
+        raw = bytes(self._rx_buf)
+        spoiled = self._rx_spoiled
+        self._rx_idle()
+        assert start is not None
+        if not raw:
+            self._problem(f"empty message (end byte {_show(end)} right after the start byte)")
+            return
+        if spoiled is not None:
+            self._problem(f"message '{escape(raw)}' dropped: {spoiled}")
+            return
+        if start != self._start:
+            try:
+                parse(raw, strict=False)
+            except MessageError as exc:
+                self._problem(
+                    f"message '{escape(raw)}' between start byte 0x{start:02x} and end byte "
+                    f"0x{end:02x} dropped: not a DXP message ({exc}), more likely noise"
+                )
+                return
+        self._learning = False  # the peer's framing is known now
+        self._failures = 0  # the peer is alive: earlier failures were collisions or noise
+        if (start, end) != (self._send_start, self._send_end):
+            if start != self._start:
+                self._learned_start = start
+            self._send_start, self._send_end = start, end
+            self._problem(
+                f"the peer frames its messages with start byte 0x{start:02x} and end byte "
+                f"0x{end:02x}: our messages now use the same"
+            )
+        self._events.append(MessageReceived(raw))
+
+    def _overflow(self) -> None:
+        hint = next(
+            (
+                f"; control byte 0x{c:02x} seen at offset {i}: is that the peer's end byte?"
+                for i, c in enumerate(self._rx_buf)
+                if _is_control(c)
+            ),
+            "",
+        )
+        self._problem(
+            f"more than {self._max_len} characters without the end byte "
+            f"0x{self._end:02x}: message dropped, waiting for the next start byte{hint}"
+        )
+        self._rx_idle()
+
+    def _rx_idle(self) -> None:
+        self._rx_start = None
+        self._rx_buf.clear()
+        self._rx_spoiled = None
+
+    def _flush_strays(self) -> None:
+        """Report a run of stray bytes as one event, not one per byte."""
+        if self._stray_count:
+            n = self._stray_count
+            more = "..." if n > len(self._strays) else ""
+            self._problem(
+                f"{n} stray byte{'s' if n > 1 else ''} '{escape(bytes(self._strays))}{more}' "
+                f"while waiting for the start byte 0x{self._start:02x}: not echoed, not delivered"
+            )
+            self._strays.clear()
+            self._stray_count = 0
+
+    def _problem(self, text: str) -> None:
+        self._events.append(LinkProblem(FramingError(text)))

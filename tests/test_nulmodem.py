@@ -1,0 +1,866 @@
+"""The NULMODEM echo handshake: fake clock, byte by byte, two links joined in memory."""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dxserial.errors import ConfigError, FramingError, LinkDownError
+from dxserial.protocol.nulmodem import (
+    LinkDown,
+    LinkProblem,
+    MessageDelivered,
+    MessageReceived,
+    NulModemEvent,
+    NulModemLink,
+)
+
+S, E = 0x02, 0x03
+
+# ---------------------------------------------------------------- harness
+
+
+@dataclass
+class Line:
+    """One direction of a null-modem cable: FIFO, per-byte latency, optional faults.
+
+    Corruption adds 1..127 to a byte, so a corrupted echo of a corrupted byte can never
+    restore the original (that would fool any echo handshake, ours included).
+    """
+
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    latency: float = 0.002
+    byte_time: float = 1 / 960  # 9600 baud, 8N1
+    p_drop: float = 0.0
+    p_corrupt: float = 0.0
+    p_delay: float = 0.0
+    max_delay: float = 1.0
+    hook: Callable[[int], int | None] | None = None  # replace (or drop: None) one byte
+    never: frozenset[int] = frozenset()  # values corruption must not produce
+    in_flight: deque[tuple[float, int]] = field(default_factory=deque)
+    last: float = 0.0
+
+    def write(self, now: float, data: bytes) -> None:
+        for byte in data:
+            b: int | None = byte
+            if self.hook is not None:
+                b = self.hook(byte)
+            if b is None or (self.p_drop and self.rng.random() < self.p_drop):
+                continue
+            if self.p_corrupt and self.rng.random() < self.p_corrupt:
+                original = b
+                while b == original or b in self.never:
+                    b = (original + self.rng.randint(1, 127)) % 256
+            t = max(now + self.latency, self.last + self.byte_time)
+            if self.p_delay and self.rng.random() < self.p_delay:
+                t += self.rng.uniform(0, self.max_delay)
+            self.last = t
+            self.in_flight.append((t, b))
+
+
+class Sim:
+    """Links "A" and "B" joined by two lines; one event (a byte or a timer) per step."""
+
+    def __init__(
+        self,
+        a: NulModemLink,
+        b: NulModemLink,
+        ab: Line | None = None,
+        ba: Line | None = None,
+    ) -> None:
+        self.now = 0.0
+        self.links = {"A": a, "B": b}
+        self.lines = {"A": ab or Line(), "B": ba or Line()}  # carries what that end writes
+        self.wire: list[tuple[str, int]] = []  # every byte written, in order, by whom
+        self.log: dict[str, list[NulModemEvent]] = {"A": [], "B": []}
+        self.steps = 0
+
+    def pump(self) -> None:
+        for name, link in self.links.items():
+            data = link.data_to_send()
+            self.wire += [(name, b) for b in data]
+            self.lines[name].write(self.now, data)
+            self.log[name] += link.events()
+
+    def called(self, name: str) -> None:
+        """After any call, nothing of that link is due any more (no busy loop)."""
+        deadline = self.links[name].next_deadline()
+        assert deadline is None or deadline > self.now, (name, deadline, self.now)
+        self.pump()
+
+    def send(self, name: str, raw: bytes) -> None:
+        self.links[name].send(raw, self.now)
+        self.called(name)
+
+    def step(self) -> bool:
+        self.pump()
+        best: tuple[float, str, str] | None = None
+        for name, line in self.lines.items():
+            if line.in_flight and (best is None or line.in_flight[0][0] < best[0]):
+                best = (line.in_flight[0][0], "byte", name)
+        for name, link in self.links.items():
+            d = link.next_deadline()
+            if d is not None and (best is None or d < best[0]):
+                best = (d, "poll", name)
+        if best is None:
+            return False
+        t, kind, name = best
+        self.now = max(self.now, t)
+        if kind == "byte":
+            _, b = self.lines[name].in_flight.popleft()
+            name = "B" if name == "A" else "A"
+            self.links[name].receive_data(bytes([b]), self.now)
+        else:
+            self.links[name].poll(self.now)
+        self.called(name)
+        self.steps += 1
+        return True
+
+    def run(
+        self, until: Callable[[], bool] = lambda: False, max_time: float = 120.0
+    ) -> None:
+        """Until ``until()``, nothing left to happen, or ``max_time`` (simulated)."""
+        while not until() and self.now <= max_time:
+            assert self.steps < 500_000, "simulation does not settle"
+            if not self.step():
+                return
+
+    def quiet(self) -> bool:
+        return all(link.idle for link in self.links.values()) and not any(
+            line.in_flight for line in self.lines.values()
+        )
+
+    def received(self, name: str) -> list[bytes]:
+        return [e.raw for e in self.log[name] if isinstance(e, MessageReceived)]
+
+    def delivered(self, name: str) -> list[bytes]:
+        return [e.raw for e in self.log[name] if isinstance(e, MessageDelivered)]
+
+    def problems(self, name: str) -> list[str]:
+        return [str(e.error) for e in self.log[name] if isinstance(e, LinkProblem)]
+
+    def downs(self, name: str) -> list[LinkDown]:
+        return [e for e in self.log[name] if isinstance(e, LinkDown)]
+
+
+def pair(**kw: object) -> tuple[NulModemLink, NulModemLink]:
+    a = NulModemLink(rng=random.Random(1), **kw)  # type: ignore[arg-type]
+    b = NulModemLink(rng=random.Random(2), **kw)  # type: ignore[arg-type]
+    return a, b
+
+
+def problems(events: list[NulModemEvent]) -> list[str]:
+    return [str(e.error) for e in events if isinstance(e, LinkProblem)]
+
+
+def dedupe(items: list[bytes]) -> list[bytes]:
+    return [x for i, x in enumerate(items) if i == 0 or items[i - 1] != x]
+
+
+# ---------------------------------------------------------------- clean exchange
+
+
+def test_clean_exchange_exact_wire_bytes() -> None:
+    sim = Sim(*pair())
+    sim.send("A", b"E00")
+    sim.run(sim.quiet)
+    frame = [S, *b"E00", E]
+    # one byte, its echo, the next byte, its echo, ...
+    assert sim.wire == [(who, b) for b in frame for who in ("A", "B")]
+    assert sim.received("B") == [b"E00"]
+    assert sim.delivered("A") == [b"E00"]
+    assert sim.log["A"] == [MessageDelivered(b"E00")]
+    assert sim.log["B"] == [MessageReceived(b"E00")]
+
+
+def test_whole_game_both_directions() -> None:
+    sim = Sim(*pair())
+    sim.send("A", b"R01Scan 2.0                        Z001075A")
+    sim.run(sim.quiet)
+    sim.send("B", b"AScan 2.0                        0")
+    sim.run(sim.quiet)
+    sim.send("A", b"M0000342900")
+    sim.send("A", b"Chello")  # queued behind the move
+    sim.run(sim.quiet)
+    assert sim.received("B") == [
+        b"R01Scan 2.0                        Z001075A",
+        b"M0000342900",
+        b"Chello",
+    ]
+    assert sim.received("A") == [b"AScan 2.0                        0"]
+    assert sim.problems("A") == sim.problems("B") == []
+
+
+def test_sender_byte_by_byte_with_deadlines() -> None:
+    link = NulModemLink(rng=random.Random(0))
+    link.send(b"K1", now=10.0)
+    assert link.data_to_send() == bytes([S])
+    assert link.next_deadline() == 15.0
+    assert link.queued == 1 and not link.idle
+    link.receive_data(bytes([S]), 10.5)
+    assert link.data_to_send() == b"K"
+    assert link.next_deadline() == 15.5
+    link.receive_data(b"K", 11.0)
+    assert link.data_to_send() == b"1"
+    link.receive_data(b"1", 11.5)
+    assert link.data_to_send() == bytes([E])
+    assert link.events() == []
+    link.receive_data(bytes([E]), 12.0)
+    assert link.events() == [MessageDelivered(b"K1")]
+    assert link.data_to_send() == b""
+    assert link.next_deadline() is None
+    assert link.idle and link.queued == 0
+
+
+def test_receiver_echoes_every_byte() -> None:
+    link = NulModemLink()
+    data = bytes([S]) + b"M0000342900" + bytes([E])
+    for i, b in enumerate(data):
+        link.receive_data(bytes([b]), i * 0.01)
+        assert link.data_to_send() == bytes([b])
+    assert link.events() == [MessageReceived(b"M0000342900")]
+    assert link.idle
+
+
+# ---------------------------------------------------------------- sender faults
+
+
+def drive_sender(
+    link: NulModemLink, echo: Callable[[int, int], int | None], until: float = 1000.0
+) -> list[tuple[float, int]]:
+    """Play the peer by hand: ``echo(position in frame, byte)`` -> echo byte or None (lost)."""
+    now = 0.0
+    writes: list[tuple[float, int]] = []
+    pos = -1
+    while now < until:
+        out = link.data_to_send()
+        if out:
+            assert len(out) == 1  # one byte at a time, always
+            writes.append((now, out[0]))
+            pos = 0 if out[0] == S else pos + 1
+            reply = echo(pos, out[0])
+            if reply is not None:
+                now += 0.01
+                link.receive_data(bytes([reply]), now)
+            continue
+        deadline = link.next_deadline()
+        if deadline is None:
+            break
+        assert deadline > now
+        now = deadline
+        link.poll(now)
+    return writes
+
+
+def test_every_echo_wrong_once() -> None:
+    raw = b"M0000342900"
+    frame = bytes([S]) + raw + bytes([E])
+    link = NulModemLink(rng=random.Random(5), max_attempts=len(frame) + 1)
+    link.send(raw, 0.0)
+    spoiled: set[int] = set()
+
+    def echo(pos: int, b: int) -> int:
+        if pos not in spoiled:
+            spoiled.add(pos)
+            return b ^ 0x20  # 'M' -> 'm', '0' -> 0x10, S -> '"'
+        return b
+
+    writes = drive_sender(link, echo)
+    events = link.events()
+    assert [e for e in events if not isinstance(e, LinkProblem)] == [MessageDelivered(raw)]
+    wrong = problems(events)
+    assert len(wrong) == len(frame)
+    for k, text in enumerate(wrong):
+        assert f"wrong echo of byte {k + 1} of {len(frame)}" in text
+    # every failed attempt starts over from S; the last attempt is clean
+    starts = [t for t, b in writes if b == S]
+    assert len(starts) == len(frame) + 1
+    assert bytes(b for _, b in writes[-len(frame) :]) == frame
+    # and waits a random back-off (0.05..0.5 s by default) before doing so
+    fail_times = [t for t, b in writes if b == S][1:]
+    previous_writes = [max(t for t, _ in writes if t < start) for start in fail_times]
+    for start, before in zip(fail_times, previous_writes, strict=True):
+        assert 0.05 <= start - (before + 0.01) <= 0.5
+
+
+def test_lost_echo_times_out_and_resends_from_start() -> None:
+    link = NulModemLink(rng=random.Random(0))
+    link.send(b"K1", 0.0)
+    assert link.data_to_send() == bytes([S])
+    link.receive_data(bytes([S]), 0.1)
+    assert link.data_to_send() == b"K"
+    assert link.next_deadline() == pytest.approx(5.1)
+    # the echo of 'K' never comes
+    link.poll(5.0)
+    assert link.data_to_send() == b"" and link.events() == []
+    link.poll(5.1)
+    events = link.events()
+    assert len(events) == 1
+    assert "no echo of 0x4b 'K' (byte 2 of 4) within 5 s" in problems(events)[0]
+    assert "attempt 1 of 5" in problems(events)[0]
+    assert link.data_to_send() == bytes([S])  # at once, from the start byte
+    assert link.next_deadline() == pytest.approx(10.1)
+    for t, b in ((5.2, S), (5.3, ord("K")), (5.4, ord("1")), (5.5, E)):
+        link.receive_data(bytes([b]), t)
+        link.data_to_send()
+    assert link.events() == [MessageDelivered(b"K1")]
+
+
+def test_link_down_after_max_attempts_with_nothing_answering() -> None:
+    link = NulModemLink(rng=random.Random(0), max_attempts=5)
+    link.send(b"Chello", 0.0)
+    link.send(b"E00", 0.0)
+    assert link.queued == 2
+    writes = drive_sender(link, lambda pos, b: None)
+    assert writes == [(0.0, S), (5.0, S), (10.0, S), (15.0, S), (20.0, S)]
+    events = link.events()
+    assert len(problems(events)) == 4
+    down = events[-1]
+    assert isinstance(down, LinkDown)
+    assert isinstance(down.error, LinkDownError) and isinstance(down.error, TimeoutError)
+    assert down.undelivered == (b"Chello", b"E00")
+    assert "failed 5 times in a row" in str(down.error)
+    assert link.queued == 0 and link.idle and link.next_deadline() is None
+    # the link still works afterwards
+    link.send(b"K1", 30.0)
+    assert link.data_to_send() == bytes([S])
+
+
+# ---------------------------------------------------------------- receiver faults
+
+
+def feed(link: NulModemLink, data: bytes, t0: float = 0.0) -> bytes:
+    out = b""
+    for i, b in enumerate(data):
+        link.receive_data(bytes([b]), t0 + i * 0.01)
+        out += link.data_to_send()
+        assert link.pending <= 127
+    return out
+
+
+def test_start_byte_mid_message_restarts() -> None:
+    link = NulModemLink()
+    data = bytes([S]) + b"E0" + bytes([S]) + b"E00" + bytes([E])
+    assert feed(link, data) == data
+    events = link.events()
+    assert len(events) == 2
+    assert "start byte 0x02 in the middle of a message: starting over, 2 characters" in str(
+        events[0].error  # type: ignore[union-attr]
+    )
+    assert events[1] == MessageReceived(b"E00")
+
+
+def test_overflow_dropped_then_next_message_fine() -> None:
+    link = NulModemLink()
+    overlong = bytes([S]) + b"C" * 128
+    rest = bytes([S]) + b"K1" + bytes([E])
+    # the E after the overflow is outside any message: not echoed
+    assert feed(link, overlong + bytes([E]) + rest) == overlong + rest
+    events = link.events()
+    assert [e for e in events if not isinstance(e, LinkProblem)] == [MessageReceived(b"K1")]
+    texts = problems(events)
+    assert "more than 127 characters without the end byte 0x03" in texts[0]
+    assert "stray byte" in texts[1]  # the E after the overflow: not delivered
+
+
+def test_longest_message_received() -> None:
+    link = NulModemLink()
+    feed(link, bytes([S]) + b"C" * 127 + bytes([E]))
+    assert link.events() == [MessageReceived(b"C" * 127)]
+
+
+def test_overflow_hints_at_other_end_byte() -> None:
+    link = NulModemLink()
+    feed(link, bytes([S]) + b"Chi\x04" + b"x" * 130)
+    assert "control byte 0x04 seen at offset 3" in problems(link.events())[0]
+
+
+def test_peer_silent_mid_message() -> None:
+    link = NulModemLink()
+    feed(link, bytes([S]) + b"M00")
+    assert link.pending == 3
+    assert link.next_deadline() == pytest.approx(5.03)
+    link.poll(5.03)
+    assert "peer silent for 5 s in the middle of a message: 3 characters" in problems(
+        link.events()
+    )[0]
+    assert link.pending == 0 and link.idle
+
+
+def test_message_with_high_byte_is_dropped() -> None:
+    link = NulModemLink()
+    data = bytes([S]) + b"M0\x9f0" + bytes([E])
+    assert feed(link, data) == data  # echoed unchanged, so the sender sees it
+    texts = problems(link.events())
+    assert texts == ["message 'M0\\x9f0' dropped: byte 0x9f at offset 2: only 0x01..0x7f may occur"]
+
+
+def test_stray_bytes_while_idle_are_reported_once_per_read_not_echoed() -> None:
+    link = NulModemLink()
+    link.receive_data(b"hello", 0.0)
+    assert link.data_to_send() == b""
+    events = link.events()
+    assert len(events) == 1
+    assert "5 stray bytes 'hello' while waiting for the start byte 0x02: not echoed" in (
+        problems(events)[0]
+    )
+    assert link.idle
+
+
+def test_never_starts_sending_mid_receive() -> None:
+    link = NulModemLink()
+    feed(link, bytes([S]) + b"C")
+    link.send(b"K1", 1.0)
+    assert link.data_to_send() == b""  # the peer's message comes first
+    link.receive_data(b"x", 1.1)
+    assert link.data_to_send() == b"x"  # echo duty
+    link.receive_data(bytes([E]), 1.2)
+    # echo of E, then (only then) our own start byte
+    assert link.data_to_send() == bytes([E, S])
+    assert link.events() == [MessageReceived(b"Cx")]
+
+
+# ---------------------------------------------------------------- end to end with faults
+
+
+def spoil_once(target: Callable[[int, int], bool]) -> Callable[[int], int | None]:
+    """A line hook that corrupts the first byte for which ``target(pos, byte)`` holds,
+    ``pos`` counting from the last start byte on that line."""
+    state = {"pos": -1, "done": set()}
+
+    def hook(b: int) -> int | None:
+        state["pos"] = 0 if b == S else state["pos"] + 1  # type: ignore[operator]
+        key = state["pos"]
+        done: set[int] = state["done"]  # type: ignore[assignment]
+        if target(key, b) and key not in done:  # type: ignore[arg-type]
+            done.add(key)  # type: ignore[arg-type]
+            return b ^ 0x40
+        return b
+
+    return hook
+
+
+def test_corrupted_echo_of_each_character_end_to_end() -> None:
+    raw = b"M0000342900"
+    hook = spoil_once(lambda pos, b: 1 <= pos <= len(raw))
+    a, b = pair(max_attempts=20)
+    sim = Sim(a, b, ba=Line(hook=hook))
+    sim.send("A", raw)
+    sim.run(sim.quiet)
+    assert sim.delivered("A") == [raw]
+    assert sim.received("B") == [raw]  # E never came before a clean attempt
+    assert len([p for p in sim.problems("A") if "wrong echo" in p]) == len(raw)
+
+
+def test_corrupted_echo_of_end_delivers_twice() -> None:
+    hook = spoil_once(lambda pos, b: b == E)
+    sim = Sim(*pair(), ba=Line(hook=hook))
+    sim.send("A", b"Chello")
+    sim.run(sim.quiet)
+    assert sim.received("B") == [b"Chello", b"Chello"]  # expected at this layer
+    assert sim.delivered("A") == [b"Chello"]
+    assert len(sim.problems("A")) == 1
+
+
+def test_lost_start_byte_end_to_end() -> None:
+    dropped = {"n": 0}
+
+    def hook(b: int) -> int | None:
+        if b == S and not dropped["n"]:
+            dropped["n"] = 1
+            return None
+        return b
+
+    sim = Sim(*pair(), ab=Line(hook=hook))
+    sim.send("A", b"K1")
+    sim.run(sim.quiet)
+    assert sim.received("B") == [b"K1"]
+    assert sim.delivered("A") == [b"K1"]
+    assert 5.0 < sim.now < 5.1  # one timeout, then straight through
+
+
+# ---------------------------------------------------------------- collisions
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_simultaneous_start_no_livelock(seed: int) -> None:
+    a = NulModemLink(rng=random.Random(seed))
+    b = NulModemLink(rng=random.Random(seed + 1000))
+    sim = Sim(a, b)
+    a.send(b"Chello", 0.0)
+    b.send(b"Cworld", 0.0)
+    sim.run(sim.quiet)
+    assert sim.received("A") == [b"Cworld"]
+    assert sim.received("B") == [b"Chello"]
+    assert sim.delivered("A") == [b"Chello"]
+    assert sim.delivered("B") == [b"Cworld"]
+    assert not sim.downs("A") and not sim.downs("B")
+    # it really was a collision: both took the other's "C" for their own echo
+    assert any("wrong echo of byte 3" in p for p in sim.problems("A"))
+    assert sim.now < 10
+
+
+def test_simultaneous_start_with_default_random_source() -> None:
+    sim = Sim(NulModemLink(), NulModemLink())
+    for _ in range(5):
+        sim.send("A", b"Cfrom a")
+        sim.send("B", b"Cfrom b")
+        sim.run(sim.quiet)
+    assert sim.received("A") == [b"Cfrom b"] * 5
+    assert sim.received("B") == [b"Cfrom a"] * 5
+
+
+def test_collision_with_a_peer_that_retries_at_once() -> None:
+    # A DOS-era peer starts over immediately after a wrong echo: it wins, we receive first.
+    a = NulModemLink(rng=random.Random(3))
+    dos = NulModemLink(rng=random.Random(4), backoff=0.0)
+    sim = Sim(a, dos)
+    a.send(b"M0000342900", 0.0)
+    dos.send(b"M0000352900", 0.0)
+    sim.run(sim.quiet)
+    assert sim.received("A") == [b"M0000352900"]
+    assert sim.received("B") == [b"M0000342900"]
+    first_a = sim.log["A"].index(MessageReceived(b"M0000352900"))
+    assert first_a < sim.log["A"].index(MessageDelivered(b"M0000342900"))
+
+
+def test_noise_on_idle_line_is_not_echoed() -> None:
+    sim = Sim(*pair())
+    sim.lines["A"].in_flight.append((0.0, ord("x")))
+    sim.run()
+    assert sim.quiet()
+    assert sim.wire == []
+    assert "1 stray byte 'x'" in sim.problems("B")[0]
+
+
+def test_noise_start_byte_does_not_bounce_for_ever() -> None:
+    # B echoes it as a start byte, A takes the echo for a peer's start byte and echoes it:
+    # without the bounce rule the two would pass it back and forth for ever.
+    sim = Sim(*pair())
+    sim.lines["A"].in_flight.append((0.0, S))
+    sim.run()
+    assert sim.quiet()
+    assert sim.wire == [("B", S), ("A", S)]
+    assert "came straight back" in sim.problems("B")[0]
+    # the link is usable again afterwards
+    sim.send("A", b"K1")
+    sim.run(sim.quiet)
+    assert sim.received("B") == [b"K1"]
+
+
+# ---------------------------------------------------------------- start-byte learning
+
+
+def test_learns_peer_start_and_end_bytes() -> None:
+    us = NulModemLink(rng=random.Random(1))
+    peer = NulModemLink(start=0x01, end=0x04, learn_start=False, rng=random.Random(2))
+    sim = Sim(us, peer)
+    sim.send("B", b"Chi")
+    sim.run(sim.quiet)
+    assert sim.received("A") == [b"Chi"]
+    texts = sim.problems("A")
+    assert "control byte 0x01 on an idle line: taking it as the peer's start byte" in texts[0]
+    assert "start byte 0x01 and end byte 0x04: our messages now use the same" in texts[1]
+    assert us.framing == (0x01, 0x04)
+    # our messages now reach that peer, framed its way
+    sim.wire.clear()
+    sim.send("A", b"Cyes")
+    sim.run(sim.quiet)
+    assert sim.received("B") == [b"Cyes"]
+    ours = [b for who, b in sim.wire if who == "A"]
+    assert ours == [0x01, *b"Cyes", 0x04]
+    # and a second message from the peer teaches nothing new
+    sim.send("B", b"Cok")
+    sim.run(sim.quiet)
+    assert sim.received("A") == [b"Chi", b"Cok"]
+    assert len(sim.problems("A")) == 2
+
+
+def test_learning_only_start_byte_keeps_configured_end() -> None:
+    us = NulModemLink(rng=random.Random(1))
+    peer = NulModemLink(start=0x01, end=E, learn_start=False, rng=random.Random(2))
+    sim = Sim(us, peer)
+    sim.send("B", b"K1")
+    sim.run(sim.quiet)
+    assert sim.received("A") == [b"K1"]
+    assert us.framing == (0x01, E)
+
+
+def test_speaking_first_to_a_peer_with_other_framing_fails_visibly() -> None:
+    # Learning needs the peer to speak first. A peer that ignores our S does not echo the
+    # rest either, so we see LinkDown instead of believing the message delivered.
+    us = NulModemLink(rng=random.Random(1))
+    peer = NulModemLink(start=0x01, end=0x04, learn_start=False, rng=random.Random(2))
+    sim = Sim(us, peer)
+    sim.send("A", b"Cab")
+    sim.run(sim.quiet)
+    assert sim.delivered("A") == []
+    assert [d.undelivered for d in sim.downs("A")] == [(b"Cab",)]
+    assert sim.received("B") == []
+    assert all("stray byte '\\x02'" in p for p in sim.problems("B"))
+
+
+def test_noise_control_byte_on_idle_line_teaches_nothing() -> None:
+    link = NulModemLink()
+    link.receive_data(b"\x05", 0.0)
+    assert link.data_to_send() == b"\x05"
+    assert "control byte 0x05 on an idle line" in problems(link.events())[0]
+    link.poll(5.0)
+    assert "peer silent" in problems(link.events())[0]
+    assert link.framing == (S, E)
+    assert feed(link, bytes([S]) + b"K1" + bytes([E]), 6.0)
+    assert link.events() == [MessageReceived(b"K1")]
+    assert link.framing == (S, E)
+
+
+def test_control_bytes_inside_a_standard_message_are_characters() -> None:
+    link = NulModemLink()
+    feed(link, bytes([S]) + b"C\x04x" + bytes([E]))
+    assert link.events() == [MessageReceived(b"C\x04x")]
+    assert link.framing == (S, E)
+
+
+def test_learning_off_treats_other_start_bytes_as_strays() -> None:
+    link = NulModemLink(learn_start=False)
+    assert feed(link, b"\x01Chi\x04") == b""
+    events = link.events()
+    assert not any(isinstance(e, MessageReceived) for e in events)
+    assert "stray byte" in problems(events)[0]
+
+
+def test_zero_and_high_bytes_are_never_learned() -> None:
+    link = NulModemLink()
+    link.receive_data(b"\x00\x80\xff", 0.0)
+    assert "3 stray bytes" in problems(link.events())[0]
+    assert link.data_to_send() == b""
+    assert link.idle and link.framing == (S, E)
+
+
+# ---------------------------------------------------------------- API edges
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [
+        (b"", "empty message"),
+        (b"C" * 128, "at most 127"),
+        (b"C\x00", "byte 0x00"),
+        (b"C\xe9", "byte 0xe9"),
+        (b"C\x02", "start or end byte"),
+        (b"C\tx", "start or end byte"),  # learning on: a learning peer would frame on it
+    ],
+)
+def test_send_refuses(raw: bytes, text: str) -> None:
+    link = NulModemLink()
+    with pytest.raises(FramingError, match=text):
+        link.send(raw, 0.0)
+    assert link.queued == 0 and link.data_to_send() == b""
+
+
+def test_send_allows_control_bytes_with_learning_off() -> None:
+    link = NulModemLink(learn_start=False)
+    link.send(b"C\tx", 0.0)
+    assert link.queued == 1
+    with pytest.raises(FramingError, match="start or end byte"):
+        link.send(b"C\x03", 0.0)
+
+
+def test_send_queue_is_bounded() -> None:
+    link = NulModemLink()
+    for i in range(1024):
+        link.send(b"C%d" % i, 0.0)
+    with pytest.raises(FramingError, match="send queue full: 1024 messages"):
+        link.send(b"Cone more", 0.0)
+    assert link.queued == 1024
+
+
+def test_bad_settings() -> None:
+    with pytest.raises(ConfigError):
+        NulModemLink(start=3, end=3)
+    with pytest.raises(ConfigError):
+        NulModemLink(start=0)
+    with pytest.raises(ConfigError):
+        NulModemLink(timeout=0)
+    with pytest.raises(ConfigError):
+        NulModemLink(max_attempts=0)
+
+
+def test_reset_resends_in_flight_message_from_start() -> None:
+    link = NulModemLink()
+    link.send(b"K1", 0.0)
+    link.send(b"K2", 0.0)
+    link.receive_data(bytes([S]), 0.1)
+    assert link.data_to_send() == bytes([S, ord("K")])
+    link.reset()
+    assert link.queued == 2
+    assert link.data_to_send() == b""
+    assert link.next_deadline() == 0.1  # due at once
+    link.poll(7.0)
+    assert link.data_to_send() == bytes([S])
+    assert link.next_deadline() == 12.0
+    for t, b in enumerate(bytes([S]) + b"K1" + bytes([E]) + bytes([S]) + b"K2" + bytes([E])):
+        link.receive_data(bytes([b]), 8.0 + t)
+    assert [e for e in link.events() if not isinstance(e, LinkProblem)] == [
+        MessageDelivered(b"K1"),
+        MessageDelivered(b"K2"),
+    ]
+
+
+def test_reset_drops_partial_receive() -> None:
+    link = NulModemLink()
+    feed(link, bytes([S]) + b"M00")
+    link.reset()
+    assert link.pending == 0 and link.idle
+    feed(link, b"1" + bytes([E]), 1.0)
+    assert not any(isinstance(e, MessageReceived) for e in link.events())
+
+
+# ---------------------------------------------------------------- properties
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    chunks=st.lists(
+        st.tuples(
+            st.lists(
+                st.one_of(
+                    st.sampled_from([S, E, 0x01, 0x04, 0x00, 0x80, ord("C")]),
+                    st.integers(0, 255),
+                ),
+                max_size=200,
+            ).map(bytes),
+            st.floats(0, 8),
+        ),
+        max_size=20,
+    ),
+    learn=st.booleans(),
+)
+def test_receiver_survives_any_bytes(chunks: list[tuple[bytes, float]], learn: bool) -> None:
+    link = NulModemLink(learn_start=learn, rng=random.Random(0))
+    now = 0.0
+    for data, dt in chunks:
+        now += dt
+        link.poll(now)
+        link.receive_data(data, now)
+        out = link.data_to_send()
+        # echoes only: what went out is what came in, minus swallowed bounces, in order
+        it = iter(data)
+        assert all(b in it for b in out)
+        assert link.pending <= 127
+        deadline = link.next_deadline()
+        assert deadline is None or deadline > now
+        for e in link.events():
+            assert isinstance(e, MessageReceived | LinkProblem)
+            if isinstance(e, MessageReceived):
+                assert 1 <= len(e.raw) <= 127
+                assert all(0x01 <= b <= 0x7F for b in e.raw)
+            else:
+                assert "\n" not in str(e.error)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ops=st.lists(
+        st.one_of(
+            st.tuples(st.just("data"), st.binary(max_size=40)),
+            st.tuples(st.just("send"), st.sampled_from([b"K1", b"E00", b"Chello"])),
+            st.tuples(st.just("wait"), st.floats(0, 7)),
+        ),
+        max_size=60,
+    )
+)
+def test_link_survives_any_mix_of_calls(ops: list[tuple[str, object]]) -> None:
+    link = NulModemLink(rng=random.Random(0), max_queue=8)
+    now = 0.0
+    for kind, arg in ops:
+        if kind == "data":
+            assert isinstance(arg, bytes)
+            link.receive_data(arg, now)
+        elif kind == "send":
+            assert isinstance(arg, bytes)
+            if link.queued < 8:
+                link.send(arg, now)
+        else:
+            assert isinstance(arg, float)
+            now += arg
+            link.poll(now)
+        assert len(link.data_to_send()) <= 40 + 1
+        link.events()
+        assert link.pending <= 127 and link.queued <= 8
+        deadline = link.next_deadline()
+        assert deadline is None or deadline > now
+
+
+messages = st.lists(
+    st.text(alphabet="CEMK0123456789abc ", min_size=1, max_size=24).map(str.encode),
+    min_size=1,
+    max_size=6,
+    unique=True,
+)
+
+
+def faulty_line(seed: int, p_drop: float, p_corrupt: float, p_delay: float) -> Line:
+    """Drops, corrupts and delays bytes; corruption never makes the end byte (see below)."""
+    return Line(
+        rng=random.Random(seed),
+        p_drop=p_drop,
+        p_corrupt=p_corrupt,
+        p_delay=p_delay,
+        max_delay=2.0,
+        never=frozenset([E]),
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    msgs=messages,
+    seed=st.integers(0, 2**32),
+    p_drop=st.floats(0, 0.05),
+    p_corrupt=st.floats(0, 0.05),
+    p_delay=st.floats(0, 0.05),
+)
+def test_faulty_line_delivers_everything_in_order(
+    msgs: list[bytes], seed: int, p_drop: float, p_corrupt: float, p_delay: float
+) -> None:
+    a = NulModemLink(rng=random.Random(seed), max_attempts=10**6)
+    b = NulModemLink(rng=random.Random(seed + 1), max_attempts=10**6)
+    sim = Sim(
+        a,
+        b,
+        faulty_line(seed + 2, p_drop, p_corrupt, p_delay),
+        faulty_line(seed + 3, p_drop, p_corrupt, p_delay),
+    )
+    for m in msgs:
+        sim.send("A", m)
+    sim.run(sim.quiet, max_time=50_000)
+    assert sim.delivered("A") == msgs  # each exactly once, in order
+    assert dedupe(sim.received("B")) == msgs  # intact, in order; repeats only back to back
+    assert sim.received("A") == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    msgs=messages,
+    seed=st.integers(0, 2**32),
+    p=st.floats(0, 0.05),
+)
+def test_faulty_line_both_directions(msgs: list[bytes], seed: int, p: float) -> None:
+    a = NulModemLink(rng=random.Random(seed), max_attempts=10**6)
+    b = NulModemLink(rng=random.Random(seed + 1), max_attempts=10**6)
+    sim = Sim(a, b, faulty_line(seed + 2, p, p, p), faulty_line(seed + 3, p, p, p))
+    from_a = [b"A" + m for m in msgs]
+    from_b = [b"B" + m for m in msgs]
+    for ma, mb in zip(from_a, from_b, strict=True):
+        sim.send("A", ma)
+        sim.send("B", mb)
+    sim.run(sim.quiet, max_time=50_000)
+    assert sim.delivered("A") == from_a
+    assert sim.delivered("B") == from_b
+    assert dedupe(sim.received("B")) == from_a
+    assert dedupe(sim.received("A")) == from_b
