@@ -362,6 +362,26 @@ def test_duplicate_move_is_reported_and_ignored() -> None:
     assert d.plies == 2
 
 
+def test_repeat_of_own_previous_move_is_a_duplicate_even_in_turn() -> None:
+    """The NULMODEM repeat can arrive after the reply: in turn, yet never a legal move."""
+    d = started()
+    play(d, (INI, M1), (FOL, M2))
+    before = snapshot(d)
+    with pytest.raises(DuplicateMessageError) as info:
+        d.handle(M1, INI)
+    assert "same MOVE as its previous move" in str(info.value)
+    assert snapshot(d) == before
+    d.handle(M3, INI)
+    assert d.plies == 3
+
+
+def test_a_new_game_may_open_with_the_same_move() -> None:
+    d = started()
+    play(d, (INI, M1), (FOL, msg("E00")), (INI, msg("E00")))
+    play(d, (INI, req()), (FOL, ACC["0"]), (INI, M1))
+    assert d.plies == 1
+
+
 def test_different_out_of_turn_move_is_not_a_duplicate() -> None:
     d = started()
     d.handle(M1, INI)

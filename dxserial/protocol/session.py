@@ -31,7 +31,8 @@ Rules decided here where DXP.md is silent:
   "previous") and that would be a violation raises :class:`DuplicateMessageError`. CHAT is
   never a violation, so a repeated CHAT is simply accepted; a repeat that happens to be legal
   (the other side answered in between and the repeat is in turn again) cannot be told apart
-  from a new message here.
+  from a new message here, with one exception: a MOVE equal to the same side's previous MOVE
+  of the game (no take-back since) is always a duplicate, because its from-square is empty.
 """
 
 from __future__ import annotations
@@ -209,6 +210,7 @@ class _State:
     stop_reason: str | None = None
     void_back_owed: Role | None = None  # may still answer a BACKREQ that a GAMEEND made void
     last_wire: dict[Role, bytes] = field(default_factory=dict)
+    last_move: dict[Role, bytes] = field(default_factory=dict)  # this game, since a take-back
 
 
 _Outcome = tuple[_State, list[DialogueEvent]]
@@ -453,6 +455,15 @@ class Dialogue:
             raise TypeError(f"not a DXP message: {type(msg).__name__}")
         s = self._state
         wire = msg.wire
+        if isinstance(msg, Move) and s.phase.game_running and s.last_move.get(sender) == wire:
+            # Its from-square was vacated by the first one: no side can legally play the same
+            # MOVE twice in a row, even when it is its turn again (the reply to the first
+            # arrived before the NULMODEM repeat).
+            raise DuplicateMessageError(
+                f"{sender} sent the same MOVE as its previous move ({escape(wire)}): "
+                "a repeated delivery (NULMODEM retransmission?)",
+                side=sender.value,
+            )
         try:
             new, events = _step(s, msg, sender)
         except _Refused as refused:
@@ -465,7 +476,12 @@ class Dialogue:
             raise DialogueError(
                 f"{sender} sent {msg.NAME} but {refused.reason}", side=sender.value
             ) from None
-        self._state = replace(new, last_wire={**new.last_wire, sender: wire})
+        last_move = dict(new.last_move)
+        if any(isinstance(e, (GameStarted, TakeBack)) for e in events):
+            last_move = {}
+        if isinstance(msg, Move):
+            last_move[sender] = wire
+        self._state = replace(new, last_wire={**new.last_wire, sender: wire}, last_move=last_move)
         return events
 
     @property
