@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.rig import Rig, RigFactory, rig_factory_for
 
 
 def find_spec_dir() -> Path | None:
@@ -37,3 +39,15 @@ def scan_game(spec_dir: Path) -> list[dict[str, str]]:
     """Every message of the Scan-vs-Scan game: dicts with 'from' and 'message'."""
     lines = (spec_dir / "scan-vs-scan-game.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]
+
+
+@pytest.fixture
+def rig_factory(tmp_path: Path) -> Iterator[RigFactory]:
+    """Start `dxserial vpair` + `dxserial bridge` rigs; all stopped after the test."""
+    with rig_factory_for(tmp_path) as make:
+        yield make
+
+
+@pytest.fixture
+def rig(rig_factory: RigFactory) -> Rig:
+    return rig_factory()

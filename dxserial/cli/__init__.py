@@ -19,6 +19,7 @@ from dxserial.cli import moves_cmd  # noqa: F401  isort: skip
 from dxserial.cli import udev_cmd  # noqa: F401  isort: skip
 from dxserial.cli import ports_cmd  # noqa: F401  isort: skip
 from dxserial.cli import replay_cmd  # noqa: F401  isort: skip
+from dxserial.cli import bridge_cmd  # noqa: F401  isort: skip
 
 __all__ = ["app", "main"]
 
@@ -26,7 +27,7 @@ __all__ = ["app", "main"]
 def main() -> None:
     """Console-script entry point."""
     try:
-        app()
+        app(prog_name="dxserial")
     except DxSerialError as exc:
         print(f"dxserial: error: {exc}", file=sys.stderr)
         sys.exit(1)

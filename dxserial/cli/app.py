@@ -17,7 +17,7 @@ app = typer.Typer(
     name="dxserial",
     help="Carry DamExchange (DXP) draughts-engine messages over serial lines and TCP.",
     no_args_is_help=True,
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",
     pretty_exceptions_enable=False,
     add_completion=False,
 )

@@ -1,0 +1,426 @@
+"""The bridge: an engine on a serial line plays an engine on TCP.
+
+Each message is forwarded byte for byte as received; only the layer-1 framing changes
+(NULMODEM or NUL on the serial line, NUL on TCP).  Every message is also parsed and
+followed by a dialogue observer per end, which is how a NULMODEM duplicate (the same
+message again after a corrupted echo of the end byte) is told from a new message.
+Problems are logged with direction, raw bytes and reason; they never rewrite a message.
+
+What each end has *seen* is what its dialogue observer follows: a message from the
+serial engine counts for the serial end when it arrives and for the TCP end when it is
+written to the TCP peer, and the other way round.  Until a message is delivered it
+waits in a bounded queue: while the TCP peer is away, and (inside the layer-1 link)
+while the serial port is away.  Nothing is dropped without a log line saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from dxserial.errors import (
+    DialogueError,
+    DuplicateMessageError,
+    DxSerialError,
+    FramingError,
+    MessageError,
+)
+from dxserial.linkdriver import LinkDriver
+from dxserial.protocol.links import Layer1Link, NulLink
+from dxserial.protocol.messages import Chat, GameRequest, Message, escape, parse
+from dxserial.protocol.nulmodem import (
+    LinkDown,
+    LinkProblem,
+    MessageDelivered,
+    MessageReceived,
+    NulModemEvent,
+    NulModemLink,
+)
+from dxserial.protocol.session import Dialogue, Role
+from dxserial.trace import TraceWriter
+from dxserial.transports.serial import SerialSettings, open_serial
+from dxserial.transports.tcp import TcpLink, tcp_connect, tcp_listen
+
+log = logging.getLogger("dxserial.bridge")
+
+Side = Literal["serial", "tcp"]
+SERIAL: Side = "serial"
+TCP: Side = "tcp"
+
+
+def _other(side: Side) -> Side:
+    return TCP if side == SERIAL else SERIAL
+
+
+def _direction(sender: Side) -> str:
+    return "serial->tcp" if sender == SERIAL else "tcp->serial"
+
+
+@dataclass
+class NulModemSettings:
+    """The echo handshake's parameters (see ``dxserial.protocol.nulmodem``)."""
+
+    start: int = 0x02
+    end: int = 0x03
+    timeout: float = 5.0
+    max_attempts: int = 5
+
+
+@dataclass
+class BridgeConfig:
+    port: str
+    serial: SerialSettings = field(default_factory=SerialSettings)
+    link: Literal["nulmodem", "nul"] = "nulmodem"
+    nulmodem: NulModemSettings = field(default_factory=NulModemSettings)
+    listen: tuple[str, int] | None = ("127.0.0.1", 27531)
+    connect: tuple[str, int] | None = None
+    on_invalid: Literal["drop", "forward"] = "drop"
+    kick_old: bool = False
+    max_pending: int = 256
+    reopen_interval: float = 0.2
+    reconnect_interval: float = 1.0
+    shutdown_grace: float = 1.0
+
+
+class Bridge:
+    """Runs until :meth:`stop`; every side effect goes through the transports."""
+
+    def __init__(
+        self,
+        config: BridgeConfig,
+        *,
+        trace: TraceWriter | None = None,
+        on_ready: Callable[[str], None] | None = None,
+    ) -> None:
+        self.cfg = config
+        self.trace = trace
+        self._on_ready = on_ready
+        self._stopping = asyncio.Event()
+        self._drivers: dict[Side, LinkDriver] = {
+            SERIAL: LinkDriver(self._make_serial_link(), self._serial_event, name="serial"),
+            TCP: LinkDriver(NulLink(max_queue=config.max_pending), self._tcp_event, name="tcp"),
+        }
+        self._peer: TcpLink | None = None
+        self._server: asyncio.Server | None = None
+        self.listen_address: tuple[str, int] | None = None
+        # dialogue: what each end has seen, and who is the initiator
+        self._views: dict[Side, Dialogue] = {SERIAL: Dialogue(), TCP: Dialogue()}
+        self._roles: dict[Side, Role] = {SERIAL: Role.INITIATOR, TCP: Role.FOLLOWER}
+        self._roles_known = False
+        self._last_from_serial: tuple[bytes, float] | None = None
+        self.counters: dict[str, int] = {
+            "serial->tcp": 0,
+            "tcp->serial": 0,
+            "invalid": 0,
+            "duplicates": 0,
+            "violations": 0,
+            "lost": 0,
+        }
+
+    # ------------------------------------------------------------------ set-up
+
+    def _make_serial_link(self) -> Layer1Link:
+        if self.cfg.link == "nul":
+            return NulLink(max_queue=self.cfg.max_pending)
+        nm = self.cfg.nulmodem
+        return NulModemLink(
+            start=nm.start,
+            end=nm.end,
+            timeout=nm.timeout,
+            max_attempts=nm.max_attempts,
+            max_queue=self.cfg.max_pending,
+        )
+
+    def _event(self, level: int, text: str, **extra: object) -> None:
+        log.log(level, text)
+        if self.trace is not None:
+            self.trace.event(text, level=logging.getLevelName(level).lower(), **extra)
+
+    async def run(self) -> None:
+        """Open the serial port (fail fast if it is not there), serve TCP, run until stopped."""
+        serial = self._drivers[SERIAL]
+        serial.attach(await open_serial(self.cfg.port, self.cfg.serial))
+        self._event(logging.INFO, f"serial port {self.cfg.port} open ({self.cfg.link} link)")
+        tasks = [asyncio.create_task(self._serial_loop(), name="serial-reader")]
+        try:
+            if self.cfg.connect is not None:
+                tasks.append(asyncio.create_task(self._tcp_connector(), name="tcp-connector"))
+                where = f"connecting to {self.cfg.connect[0]}:{self.cfg.connect[1]}"
+            else:
+                host, port = self.cfg.listen or ("127.0.0.1", 27531)
+                self._server = await tcp_listen(host, port, self._on_client)
+                sock = self._server.sockets[0].getsockname()
+                self.listen_address = (str(sock[0]), int(sock[1]))
+                where = f"listening on {self.listen_address[0]}:{self.listen_address[1]}"
+            ready = f"bridge ready: {self.cfg.port} <-> {where}"
+            self._event(logging.INFO, ready)
+            if self._on_ready is not None:
+                self._on_ready(ready)
+            await self._stopping.wait()
+            await self._drain_for_shutdown()
+        finally:
+            if self._server is not None:
+                self._server.close()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for driver in self._drivers.values():
+                await driver.close()
+            self._report_unsent()
+            self._event(logging.INFO, f"bridge stopped; counts: {self.counters}")
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def _drain_for_shutdown(self) -> None:
+        """Give the message in flight up to ``shutdown_grace`` seconds to complete."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.cfg.shutdown_grace
+        while loop.time() < deadline:
+            busy = [
+                d for d in self._drivers.values() if d.port is not None and not d.link.idle
+            ]
+            if not busy:
+                return
+            await asyncio.sleep(0.01)
+
+    def _report_unsent(self) -> None:
+        for side, driver in self._drivers.items():
+            if driver.link.queued:
+                self._event(
+                    logging.WARNING,
+                    f"{driver.link.queued} message(s) for the {side} side not delivered "
+                    "at shutdown",
+                )
+
+    # ------------------------------------------------------------------ serial side
+
+    async def _serial_loop(self) -> None:
+        driver = self._drivers[SERIAL]
+        while True:
+            port = driver.port
+            if port is None:
+                await self._reopen_serial()
+                continue
+            why = await driver.read_until_lost(port)
+            driver.detach()
+            self._event(
+                logging.WARNING,
+                f"serial port {self.cfg.port} lost ({why or 'end of file'}); "
+                "TCP side stays up, waiting for the port to come back",
+            )
+            with contextlib.suppress(Exception):
+                await port.close()
+
+    async def _reopen_serial(self) -> None:
+        driver = self._drivers[SERIAL]
+        while driver.port is None:
+            await asyncio.sleep(self.cfg.reopen_interval)
+            if "://" not in self.cfg.port and not os.path.exists(self.cfg.port):
+                continue
+            try:
+                port = await open_serial(self.cfg.port, self.cfg.serial)
+            except DxSerialError as exc:
+                log.debug("reopen of %s failed: %s", self.cfg.port, exc)
+                continue
+            self._event(
+                logging.INFO,
+                f"serial port {self.cfg.port} is back; {driver.link.queued} message(s) pending",
+            )
+            driver.attach(port)
+
+    def _serial_event(self, event: NulModemEvent) -> None:
+        if isinstance(event, MessageReceived):
+            self._from_side(SERIAL, event.raw)
+        elif isinstance(event, MessageDelivered):
+            self._delivered(SERIAL, event.raw)
+        elif isinstance(event, LinkDown):
+            self._event(logging.ERROR, f"serial link down: {event.error}")
+            for raw in event.undelivered:
+                self._lost(_direction(TCP), raw, "the serial engine stopped answering")
+        elif isinstance(event, LinkProblem):
+            self._event(logging.INFO, f"serial line: {event.error}")
+
+    # ------------------------------------------------------------------ tcp side
+
+    async def _on_client(self, link: TcpLink) -> None:
+        if self._peer is not None:
+            if not self.cfg.kick_old:
+                self._event(
+                    logging.WARNING,
+                    f"refused TCP client {link.peer}: {self._peer.peer} is connected "
+                    "(one peer at a time; --kick-old replaces it)",
+                )
+                await link.close()
+                return
+            self._event(logging.WARNING, f"TCP client {link.peer} replaces {self._peer.peer}")
+            old, self._peer = self._peer, None
+            self._drivers[TCP].detach()
+            await old.close()
+        await self._serve_peer(link)
+
+    async def _tcp_connector(self) -> None:
+        assert self.cfg.connect is not None
+        host, port = self.cfg.connect
+        failing = False
+        while True:
+            try:
+                link = await tcp_connect(host, port)
+            except DxSerialError as exc:
+                if not failing:
+                    self._event(
+                        logging.WARNING,
+                        f"{exc}; retrying every {self.cfg.reconnect_interval:g} s",
+                    )
+                    failing = True
+                await asyncio.sleep(self.cfg.reconnect_interval)
+                continue
+            failing = False
+            await self._serve_peer(link)
+            await asyncio.sleep(self.cfg.reconnect_interval)
+
+    async def _serve_peer(self, link: TcpLink) -> None:
+        driver = self._drivers[TCP]
+        self._peer = link
+        self._reset_dialogue()
+        self._event(
+            logging.INFO,
+            f"TCP peer {link.peer} connected; {driver.link.queued} message(s) pending for it",
+        )
+        driver.attach(link)
+        why = await driver.read_until_lost(link)
+        if self._peer is link:
+            self._peer = None
+            driver.detach()
+            tcp_link = driver.link
+            if isinstance(tcp_link, NulLink):
+                tcp_link.close_input()  # reports a message cut off by the hang-up
+                driver.service()
+            self._event(
+                logging.INFO,
+                f"TCP peer {link.peer} went away ({why or 'closed'}); serial side stays open",
+            )
+        await link.close()
+
+    def _tcp_event(self, event: NulModemEvent) -> None:
+        if isinstance(event, MessageReceived):
+            self._from_side(TCP, event.raw)
+        elif isinstance(event, MessageDelivered):
+            self._delivered(TCP, event.raw)
+        elif isinstance(event, LinkProblem):
+            self.counters["invalid"] += 1
+            self._event(logging.WARNING, f"tcp->serial: {event.error}")
+
+    # ------------------------------------------------------------------ messages
+
+    def _reset_dialogue(self) -> None:
+        """A new TCP peer is a new engine: both ends' dialogue starts afresh."""
+        self._views = {SERIAL: Dialogue(), TCP: Dialogue()}
+        self._roles_known = False
+
+    def _learn_roles(self, sender: Side, msg: Message) -> None:
+        if isinstance(msg, GameRequest) and not self._roles_known:
+            self._roles = {sender: Role.INITIATOR, _other(sender): Role.FOLLOWER}
+            self._roles_known = True
+            self._event(logging.INFO, f"the {sender} engine is the initiator")
+
+    def _from_side(self, sender: Side, raw: bytes) -> None:
+        """A complete message arrived from ``sender``: check it, then forward or drop it."""
+        direction = _direction(sender)
+        try:
+            msg = parse(raw, strict=False)
+        except MessageError as exc:
+            self.counters["invalid"] += 1
+            action = "dropped" if self.cfg.on_invalid == "drop" else "forwarded"
+            self._event(
+                logging.WARNING, f"{direction}: invalid message '{escape(raw)}' {action}: {exc}"
+            )
+            if self.trace is not None:
+                self.trace.message(direction, raw, error=str(exc), action=action)
+            if self.cfg.on_invalid == "forward":
+                self._forward(sender, raw)
+            return
+        for warning in msg.warnings:
+            self._event(logging.WARNING, f"{direction}: '{escape(raw)}': {warning} (forwarded)")
+        if self._repeated_chat(sender, msg):
+            self.counters["duplicates"] += 1
+            self._event(
+                logging.WARNING,
+                f"{direction}: duplicate '{escape(raw)}' dropped: the same CHAT again right "
+                "after it was received (NULMODEM retransmission after a garbled echo)",
+            )
+            if self.trace is not None:
+                self.trace.message(direction, raw, msg=msg, action="duplicate")
+            return
+        self._learn_roles(sender, msg)
+        error: str | None = None
+        try:
+            self._views[sender].handle(msg, self._roles[sender])
+        except DuplicateMessageError as exc:
+            self.counters["duplicates"] += 1
+            self._event(
+                logging.WARNING, f"{direction}: duplicate '{escape(raw)}' dropped: {exc}"
+            )
+            if self.trace is not None:
+                self.trace.message(direction, raw, msg=msg, error=str(exc), action="duplicate")
+            return
+        except DialogueError as exc:
+            self.counters["violations"] += 1
+            error = f"the {sender} engine broke the dialogue: {exc}"
+            self._event(logging.WARNING, f"{direction}: '{escape(raw)}': {error} (forwarded)")
+        if self.trace is not None:
+            self.trace.message(direction, raw, msg=msg, error=error, action="forwarded")
+        self._forward(sender, raw)
+
+    def _repeated_chat(self, sender: Side, msg: Message) -> bool:
+        """A NULMODEM repeat of a CHAT, which the dialogue layer cannot tell from a new one.
+
+        When the echo of E is garbled the receiver has delivered the message but the sender
+        starts it over, so it arrives twice, back to back.  For every other message the
+        dialogue state tells (it would be out of turn); a CHAT is allowed at any time, so
+        an identical CHAT that follows the previous serial message within the time a
+        retransmission takes is taken for one.  An engine that really says the same thing
+        twice in a row within seconds loses the repeat (logged).
+        """
+        if sender != SERIAL or self.cfg.link != "nulmodem":
+            return False
+        now = asyncio.get_running_loop().time()
+        last, self._last_from_serial = self._last_from_serial, (msg.wire, now)
+        if not isinstance(msg, Chat) or last is None or last[0] != msg.wire:
+            return False
+        return now - last[1] <= 2 * self.cfg.nulmodem.timeout + 1.0
+
+    def _forward(self, sender: Side, raw: bytes) -> None:
+        receiver = _other(sender)
+        driver = self._drivers[receiver]
+        if receiver == TCP and self._peer is None and driver.link.queued == 0:
+            self._event(logging.INFO, "no TCP peer: keeping messages until one connects")
+        try:
+            driver.send(raw)
+        except FramingError as exc:
+            self._lost(_direction(sender), raw, str(exc))
+            return
+        self.counters[_direction(sender)] += 1
+
+    def _delivered(self, receiver: Side, raw: bytes) -> None:
+        """``raw`` (sent by the other side) reached ``receiver``'s engine: update its view."""
+        sender = _other(receiver)
+        try:
+            msg = parse(raw, strict=False)
+        except MessageError:
+            return  # a forwarded invalid message: nothing to follow
+        try:
+            self._views[receiver].handle(msg, self._roles[sender])
+        except DialogueError as exc:
+            log.debug("%s view: %s", receiver, exc)
+
+    def _lost(self, direction: str, raw: bytes, why: str) -> None:
+        self.counters["lost"] += 1
+        self._event(logging.ERROR, f"{direction}: message '{escape(raw)}' NOT delivered: {why}")
+        if self.trace is not None:
+            self.trace.message(direction, raw, error=why, action="lost")

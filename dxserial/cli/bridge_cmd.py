@@ -1,0 +1,280 @@
+"""``dxserial bridge``: a serial-line engine plays a TCP engine through dxserial."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+import typer
+
+from dxserial.bridge import Bridge, BridgeConfig, NulModemSettings
+from dxserial.cli.app import app
+from dxserial.cli.common import configure_logging, parse_byte
+from dxserial.config import load_config
+from dxserial.errors import ConfigError
+from dxserial.trace import TraceWriter
+from dxserial.transports.serial import SerialSettings
+from dxserial.transports.tcp import parse_endpoint
+
+
+@app.command("bridge")
+def bridge_command(
+    ctx: typer.Context,
+    port: str | None = typer.Argument(
+        None,
+        envvar="DXSERIAL_PORT",
+        help="Serial port (or 'port' in --config): a device such as /dev/ttyUSB0 (a "
+        "/dev/serial/by-id/... path survives replugging), or a pyserial URL with a file "
+        "descriptor such as socket://127.0.0.1:5555 "
+        "(DOSBox 'nullmodem transparent:1').",
+        show_default=False,
+    ),
+    config_file: Path | None = typer.Option(
+        None,
+        "--config",
+        help="Read settings from a TOML file whose keys are these options' long names "
+        "(echo_timeout for --echo-timeout). The command line wins over DXSERIAL_* "
+        "environment variables (DXSERIAL_BAUD, ...), which win over the file.",
+        show_default=False,
+    ),
+    link: str = typer.Option(
+        "nulmodem",
+        "--link",
+        envvar="DXSERIAL_LINK",
+        help="Layer 1 on the serial line: 'nulmodem' (the DOS-era echo handshake) or 'nul' "
+        "(NUL-terminated messages, as over TCP).",
+    ),
+    listen: str | None = typer.Option(
+        None,
+        "--listen",
+        envvar="DXSERIAL_LISTEN",
+        help="Wait for the TCP engine on HOST:PORT (default 127.0.0.1:27531, the DXP port; "
+        "another interface only when you name it).",
+        show_default=False,
+    ),
+    connect: str | None = typer.Option(
+        None,
+        "--connect",
+        envvar="DXSERIAL_CONNECT",
+        help="Connect to a TCP engine listening on HOST:PORT instead (reconnects when it goes).",
+        show_default=False,
+    ),
+    baud: int = typer.Option(
+        9600, "--baud", envvar="DXSERIAL_BAUD", help="Serial line speed (DXP's default is 9600)."
+    ),
+    bytesize: int = typer.Option(
+        8, "--bytesize", envvar="DXSERIAL_BYTESIZE", help="Data bits: 5, 6, 7 or 8."
+    ),
+    parity: str = typer.Option(
+        "N", "--parity", envvar="DXSERIAL_PARITY", help="Parity: N, E, O, S or M."
+    ),
+    stopbits: float = typer.Option(
+        1, "--stopbits", envvar="DXSERIAL_STOPBITS", help="Stop bits: 1, 1.5 or 2."
+    ),
+    rtscts: bool = typer.Option(
+        False, "--rtscts", envvar="DXSERIAL_RTSCTS", help="Hardware (RTS/CTS) flow control."
+    ),
+    xonxoff: bool = typer.Option(
+        False, "--xonxoff", envvar="DXSERIAL_XONXOFF", help="Software (XON/XOFF) flow control."
+    ),
+    dtr: int | None = typer.Option(
+        None,
+        "--dtr",
+        envvar="DXSERIAL_DTR",
+        help="Set DTR to 0 or 1 after opening (default: as the driver sets it).",
+        show_default=False,
+    ),
+    rts: int | None = typer.Option(
+        None,
+        "--rts",
+        envvar="DXSERIAL_RTS",
+        help="Set RTS to 0 or 1 after opening (default: as the driver sets it).",
+        show_default=False,
+    ),
+    start_byte: str = typer.Option(
+        "0x02",
+        "--start-byte",
+        envvar="DXSERIAL_START_BYTE",
+        help="NULMODEM start character S. The protocol page's value could not be confirmed; "
+        "dxserial also learns the one a peer uses when the peer sends first.",
+    ),
+    end_byte: str = typer.Option(
+        "0x03",
+        "--end-byte",
+        envvar="DXSERIAL_END_BYTE",
+        help="NULMODEM end character E (same caveat as --start-byte).",
+    ),
+    echo_timeout: float = typer.Option(
+        5.0,
+        "--echo-timeout",
+        envvar="DXSERIAL_ECHO_TIMEOUT",
+        help="NULMODEM: seconds to wait for an echo before starting over.",
+    ),
+    max_attempts: int = typer.Option(
+        5,
+        "--max-attempts",
+        envvar="DXSERIAL_MAX_ATTEMPTS",
+        help="NULMODEM: failed attempts in a row before the link is reported down.",
+    ),
+    on_invalid: str = typer.Option(
+        "drop",
+        "--on-invalid",
+        envvar="DXSERIAL_ON_INVALID",
+        help="What to do with a message that is not valid DXP: 'drop' it (and log it) or "
+        "'forward' it anyway (and log it).",
+    ),
+    kick_old: bool = typer.Option(
+        False,
+        "--kick-old",
+        envvar="DXSERIAL_KICK_OLD",
+        help="A second TCP client replaces the first instead of being refused.",
+    ),
+    trace: str | None = typer.Option(
+        None,
+        "--trace",
+        envvar="DXSERIAL_TRACE",
+        help="Append one JSON line per message and per event to FILE (flushed as written; "
+        "created readable by you only).",
+        show_default=False,
+    ),
+    verbose: int = typer.Option(
+        0, "--verbose", "-v", count=True, envvar="DXSERIAL_VERBOSE", help="More log (-vv: debug)."
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", envvar="DXSERIAL_QUIET", help="Only warnings and errors."
+    ),
+) -> None:
+    """Bridge a DXP engine on a serial port to a DXP engine on TCP.
+
+    Each message crosses byte for byte; only the framing changes. Invalid messages, dialogue
+    violations and NULMODEM duplicates are logged with direction, raw bytes and reason.
+    Runs until Ctrl-C or SIGTERM, then finishes the message in flight (up to a second).
+    """
+    given = _merge_config(ctx, config_file, locals())
+    port = given["port"]
+    link, listen, connect = given["link"], given["listen"], given["connect"]
+    baud, bytesize, parity, stopbits = (
+        given["baud"],
+        given["bytesize"],
+        given["parity"],
+        given["stopbits"],
+    )
+    rtscts, xonxoff, dtr, rts = given["rtscts"], given["xonxoff"], given["dtr"], given["rts"]
+    start_byte, end_byte = given["start_byte"], given["end_byte"]
+    echo_timeout, max_attempts = given["echo_timeout"], given["max_attempts"]
+    on_invalid, kick_old, trace = given["on_invalid"], given["kick_old"], given["trace"]
+    configure_logging(given["verbose"], given["quiet"])
+    if not port:
+        raise ConfigError("no serial port: name one (dxserial bridge /dev/ttyUSB0) or set 'port'")
+    if link not in ("nulmodem", "nul"):
+        raise ConfigError(f"--link: {link!r} is not 'nulmodem' or 'nul'")
+    if on_invalid not in ("drop", "forward"):
+        raise ConfigError(f"--on-invalid: {on_invalid!r} is not 'drop' or 'forward'")
+    if listen is not None and connect is not None:
+        raise ConfigError("--listen and --connect exclude each other")
+    for name, value in (("--dtr", dtr), ("--rts", rts)):
+        if value not in (None, 0, 1):
+            raise ConfigError(f"{name}: {value} is not 0 or 1")
+    settings = SerialSettings(
+        baudrate=baud,
+        bytesize=bytesize,
+        parity=parity.upper(),
+        stopbits=stopbits,
+        rtscts=rtscts,
+        xonxoff=xonxoff,
+        dtr=None if dtr is None else bool(dtr),
+        rts=None if rts is None else bool(rts),
+    )
+    nulmodem = NulModemSettings(
+        start=parse_byte("--start-byte", start_byte),
+        end=parse_byte("--end-byte", end_byte),
+        timeout=echo_timeout,
+        max_attempts=max_attempts,
+    )
+    if nulmodem.start == nulmodem.end:
+        raise ConfigError("--start-byte and --end-byte must differ")
+    if echo_timeout <= 0 or max_attempts < 1:
+        raise ConfigError("--echo-timeout must be > 0 and --max-attempts >= 1")
+    config = BridgeConfig(
+        port=port,
+        serial=settings,
+        link="nul" if link == "nul" else "nulmodem",
+        nulmodem=nulmodem,
+        listen=parse_endpoint(listen) if listen is not None else ("127.0.0.1", 27531),
+        connect=parse_endpoint(connect) if connect is not None else None,
+        on_invalid=_on_invalid(on_invalid),
+        kick_old=kick_old,
+    )
+    writer = TraceWriter(Path(trace)) if trace is not None else None
+    try:
+        asyncio.run(_run(config, writer))
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+# The settings a config file may hold, with their types (option names, "_" for "-").
+CONFIG_KEYS: dict[str, type] = {
+    "port": str,
+    "link": str,
+    "listen": str,
+    "connect": str,
+    "baud": int,
+    "bytesize": int,
+    "parity": str,
+    "stopbits": float,
+    "rtscts": bool,
+    "xonxoff": bool,
+    "dtr": int,
+    "rts": int,
+    "start_byte": str,
+    "end_byte": str,
+    "echo_timeout": float,
+    "max_attempts": int,
+    "on_invalid": str,
+    "kick_old": bool,
+    "trace": str,
+    "verbose": int,
+    "quiet": bool,
+}
+
+
+def _merge_config(
+    ctx: typer.Context, config_file: Path | None, values: dict[str, Any]
+) -> dict[str, Any]:
+    """Command line over environment over file over defaults, one setting at a time."""
+    merged = {key: values[key] for key in CONFIG_KEYS}
+    if config_file is None:
+        return merged
+    from_file = load_config(config_file, CONFIG_KEYS)
+    for key, value in from_file.items():
+        # By name: typer may carry its own copy of click and so its own enum class.
+        source = ctx.get_parameter_source(key)
+        if source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
+            merged[key] = value
+    return merged
+
+
+def _on_invalid(value: str) -> Literal["drop", "forward"]:
+    return "forward" if value == "forward" else "drop"
+
+
+async def _run(config: BridgeConfig, writer: TraceWriter | None) -> None:
+    def ready(line: str) -> None:
+        print(line, flush=True)
+
+    bridge = Bridge(config, trace=writer, on_ready=ready)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, bridge.stop)
+    try:
+        await bridge.run()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    logging.getLogger("dxserial.bridge").debug("counters: %s", bridge.counters)
+    sys.stdout.flush()

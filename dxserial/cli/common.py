@@ -1,0 +1,35 @@
+"""Small helpers shared by the commands: logging set-up and option parsing."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from dxserial.errors import ConfigError
+
+
+def configure_logging(verbose: int, quiet: bool) -> None:
+    """Log to stderr, one line per event, with a timestamp a person can line up with traces."""
+    level = logging.WARNING if quiet else logging.DEBUG if verbose >= 2 else logging.INFO
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s.%(msecs)03d %(levelname)s %(message)s", "%H:%M:%S")
+    )
+    root = logging.getLogger("dxserial")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
+
+
+def parse_byte(option: str, text: str) -> int:
+    """A byte value written as 0x02, 2 or a single character."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        if len(text) == 1:
+            value = ord(text)
+        else:
+            raise ConfigError(f"{option}: {text!r} is not a byte (e.g. 0x02)") from None
+    if not 0 <= value <= 0xFF:
+        raise ConfigError(f"{option}: {text!r} is not in 0..255")
+    return value

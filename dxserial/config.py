@@ -1,0 +1,49 @@
+"""Settings from a TOML file, checked against what the command accepts.
+
+A service runs ``dxserial bridge --config /etc/dxserial/NAME.toml``; the file uses the
+command's long option names (``echo_timeout`` for ``--echo-timeout``).  A typo must not
+be ignored on an unattended rig, so an unknown key or a value of the wrong kind is an
+error naming the key and the file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from dxserial.errors import ConfigError
+
+_KIND_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+
+
+def load_config(path: Path, schema: Mapping[str, type]) -> dict[str, Any]:
+    """Read ``path`` and return its settings; ``schema`` maps each allowed key to its type."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in schema:
+            known = ", ".join(sorted(schema))
+            raise ConfigError(f"{path}: unknown key '{key}' (known keys: {known})")
+        out[key] = _check(path, key, value, schema[key])
+    return out
+
+
+def _check(path: Path, key: str, value: Any, kind: type) -> Any:
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if kind is int and isinstance(value, bool):
+        value = str(value)  # fall through to the error: true is not a number
+    if isinstance(value, kind):
+        return value
+    raise ConfigError(
+        f"{path}: key '{key}': expected {_KIND_NAMES.get(kind, kind.__name__)}, got {value!r}"
+    )

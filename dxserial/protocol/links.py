@@ -1,0 +1,124 @@
+"""One interface over both layer-1 links, so the bridge treats a serial line alike
+whether its engine speaks the NULMODEM echo handshake or NUL-terminated frames.
+
+:class:`NulLink` gives NUL framing the shape of
+:class:`~dxserial.protocol.nulmodem.NulModemLink`: messages go in with ``send``, bytes
+come out of ``data_to_send``, and what happened comes out of ``events``.  A NUL frame
+counts as delivered once it has been handed to the transport; frames handed out but
+not confirmed written go back to the front of the queue on ``reset`` (a port that
+vanished mid-write), so reopening the port loses nothing.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Protocol
+
+from dxserial.errors import FramingError
+from dxserial.protocol.framing import FrameDropped, FrameReceived, NulFramer, nul_frame
+from dxserial.protocol.nulmodem import (
+    LinkProblem,
+    MessageDelivered,
+    MessageReceived,
+    NulModemEvent,
+    NulModemLink,
+)
+
+DEFAULT_MAX_QUEUE = 1024
+
+
+class Layer1Link(Protocol):
+    """What the bridge needs from a layer-1 link; clock values are in seconds."""
+
+    def send(self, raw: bytes, now: float) -> None: ...
+    def receive_data(self, data: bytes, now: float) -> None: ...
+    def poll(self, now: float) -> None: ...
+    def data_to_send(self) -> bytes: ...
+    def events(self) -> list[NulModemEvent]: ...
+    def next_deadline(self) -> float | None: ...
+    def reset(self) -> None: ...
+
+    @property
+    def queued(self) -> int: ...
+
+    @property
+    def idle(self) -> bool: ...
+
+
+class NulLink:
+    """NUL-terminated frames with the NULMODEM link's interface (no echo, no timer)."""
+
+    def __init__(self, *, max_len: int = 127, max_queue: int = DEFAULT_MAX_QUEUE) -> None:
+        self._max_len = max_len
+        self._framer = NulFramer(max_len=max_len)
+        self._queue: deque[bytes] = deque()
+        self._handed_out: list[bytes] = []
+        self._events: list[NulModemEvent] = []
+        self._max_queue = max_queue
+
+    def send(self, raw: bytes, now: float) -> None:
+        nul_frame(raw)  # validates
+        if len(self._queue) >= self._max_queue:
+            raise FramingError(f"send queue full ({self._max_queue} messages)")
+        self._queue.append(raw)
+
+    def receive_data(self, data: bytes, now: float) -> None:
+        for event in self._framer.feed(data):
+            if isinstance(event, FrameReceived):
+                self._events.append(MessageReceived(event.raw))
+            elif isinstance(event, FrameDropped):
+                self._events.append(LinkProblem(event.error))
+
+    def poll(self, now: float) -> None:
+        """Nothing times out on a NUL link."""
+
+    def data_to_send(self) -> bytes:
+        """The next queued frame, one at a time so every message gets its own write.
+
+        It counts as delivered once :meth:`confirm_written` is called.
+        """
+        self._confirm()
+        if not self._queue:
+            return b""
+        raw = self._queue.popleft()
+        self._handed_out.append(raw)
+        return nul_frame(raw)
+
+    def confirm_written(self) -> None:
+        """The bytes last handed out were written: report their messages delivered."""
+        self._confirm()
+
+    def _confirm(self) -> None:
+        for raw in self._handed_out:
+            self._events.append(MessageDelivered(raw))
+        self._handed_out.clear()
+
+    def events(self) -> list[NulModemEvent]:
+        out, self._events = self._events, []
+        return out
+
+    def next_deadline(self) -> float | None:
+        return None
+
+    def reset(self) -> None:
+        """After a lost port: frames not confirmed written are sent again, first."""
+        self._queue.extendleft(reversed(self._handed_out))
+        self._handed_out.clear()
+        self._framer = NulFramer(max_len=self._max_len)
+
+    def close_input(self) -> None:
+        """The line closed: a partial frame is reported, not kept."""
+        for event in self._framer.close():
+            if isinstance(event, FrameDropped):
+                self._events.append(LinkProblem(event.error))
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue) + len(self._handed_out)
+
+    @property
+    def idle(self) -> bool:
+        return not self._queue and not self._handed_out and self._framer.pending == 0
+
+
+__all__ = ["Layer1Link", "NulLink", "NulModemLink"]

@@ -1,0 +1,107 @@
+"""``dxserial bridge --config``: a TOML file, DXSERIAL_* variables and the command line."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import LineReader
+from helpers.rig import start_vpair
+
+
+def run_bridge(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dxserial", "bridge", *args],
+        capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
+    )
+
+
+def ready_line(args: list[str], env: dict[str, str]) -> str:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dxserial", "bridge", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**os.environ, **env},
+    )
+    assert proc.stdout is not None
+    out = LineReader(proc.stdout)
+    try:
+        return out.expect("bridge ready", timeout=20)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        out.join()
+        proc.stdout.close()
+
+
+@pytest.fixture
+def pair(tmp_path: Path):  # type: ignore[no-untyped-def]
+    vpair, a, b = start_vpair(tmp_path)
+    with vpair:
+        yield a, b
+        vpair.stop()
+
+
+def test_config_file_supplies_port_and_settings(tmp_path: Path, pair: tuple[str, str]) -> None:
+    conf = tmp_path / "rig.toml"
+    conf.write_text(f'port = "{pair[0]}"\nlisten = "127.0.0.1:0"\nlink = "nul"\nbaud = 19200\n')
+    line = ready_line(["--config", str(conf)], {})
+    assert line.startswith(f"bridge ready: {pair[0]} <-> listening on 127.0.0.1:")
+
+
+def test_environment_beats_file_and_command_line_beats_both(tmp_path: Path, pair: tuple[str, str]) -> None:
+    conf = tmp_path / "rig.toml"
+    conf.write_text('port = "/dev/does-not-exist"\nlisten = "127.0.0.1:1"\n')
+    line = ready_line(["--config", str(conf), "--listen", "127.0.0.1:0"],
+                      {"DXSERIAL_PORT": pair[0], "DXSERIAL_LISTEN": "127.0.0.1:2"})
+    assert pair[0] in line
+    port = int(re.findall(r":(\d+)$", line)[0])
+    assert port not in (1, 2)
+
+
+def test_unknown_key_names_key_and_file(tmp_path: Path) -> None:
+    conf = tmp_path / "rig.toml"
+    conf.write_text('port = "/dev/ttyUSB0"\nbaudrate = 9600\n')
+    result = run_bridge(["--config", str(conf)])
+    assert result.returncode == 1
+    err = result.stderr.strip()
+    assert len(err.splitlines()) == 1
+    assert str(conf) in err and "unknown key 'baudrate'" in err
+
+
+def test_bad_value_names_key_and_file(tmp_path: Path) -> None:
+    conf = tmp_path / "rig.toml"
+    conf.write_text('port = "/dev/ttyUSB0"\nbaud = "fast"\n')
+    result = run_bridge(["--config", str(conf)])
+    assert result.returncode == 1
+    assert f"{conf}: key 'baud': expected a whole number, got 'fast'" in result.stderr
+
+
+def test_broken_toml_and_missing_file(tmp_path: Path) -> None:
+    conf = tmp_path / "rig.toml"
+    conf.write_text("port = \n")
+    assert "not valid TOML" in run_bridge(["--config", str(conf)]).stderr
+    missing = run_bridge(["--config", str(tmp_path / "nope.toml")])
+    assert missing.returncode == 1 and "cannot read config file" in missing.stderr
+
+
+def test_no_port_anywhere_is_a_one_line_error() -> None:
+    result = run_bridge([], env={"DXSERIAL_PORT": ""})
+    assert result.returncode == 1
+    assert "no serial port" in result.stderr
+
+
+def test_shipped_example_config_is_accepted(tmp_path: Path, pair: tuple[str, str]) -> None:
+    from dxserial.udev import Kind, render  # the example the udev installer writes
+
+    text = render(Kind.config, name="rig1")
+    text = re.sub(r'(?m)^port = .*$', f'port = "{pair[0]}"', text)
+    text = re.sub(r'(?m)^listen = .*$', 'listen = "127.0.0.1:0"', text)
+    text = re.sub(r'(?m)^trace = .*$', f'trace = "{tmp_path / "t.jsonl"}"', text)
+    conf = tmp_path / "rig1.toml"
+    conf.write_text(text)
+    assert ready_line(["--config", str(conf)], {}).startswith("bridge ready")
+    assert (tmp_path / "t.jsonl").exists()

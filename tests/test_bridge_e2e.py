@@ -1,0 +1,172 @@
+"""``dxserial bridge`` end to end: real processes, a virtual null-modem pair, real TCP.
+
+    NulModemPeer --pty B == dxserial vpair == pty A-- dxserial bridge --TCP-- DxpClient
+
+Every test reads like a dialogue between a DOS-era engine on the serial line and an engine
+on TCP, and checks what each side receives byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import read_exactly, wait_until, write_all
+from helpers.peers import DxpClient, NulModemPeer
+from helpers.rig import Rig, RigFactory
+
+from dxserial.protocol.framing import nul_frame
+
+NAME = "Probe".ljust(32)
+GAMEREQ = f"R01{NAME}Z001075A".encode()
+GAMEACC = f"A{NAME}0".encode()
+
+
+def play_game(
+    messages: list[dict[str, str]], peer: NulModemPeer, client: DxpClient, serial_role: str
+) -> None:
+    """Each message goes from its sender's engine and must arrive unchanged at the other."""
+    for entry in messages:
+        raw = entry["message"].encode("ascii")
+        if entry["from"] == serial_role:
+            peer.send(raw)
+            assert client.expect() == raw
+        else:
+            client.send(raw)
+            assert peer.expect() == raw
+
+
+def test_whole_game_serial_initiator(rig: Rig, scan_game: list[dict[str, str]]) -> None:
+    with NulModemPeer(rig.peer_path, seed=1) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        play_game(scan_game, peer, client, serial_role="initiator")
+    trace = rig.trace()
+    forwarded = [r for r in trace if r["kind"] == "message" and r["action"] == "forwarded"]
+    assert len(forwarded) == len(scan_game)
+    assert all("error" not in r for r in forwarded)
+
+
+def test_whole_game_tcp_initiator(rig: Rig, scan_game: list[dict[str, str]]) -> None:
+    with NulModemPeer(rig.peer_path, seed=2) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        play_game(scan_game, peer, client, serial_role="follower")
+    assert "broke the dialogue" not in rig.log()
+
+
+def test_nul_link_on_the_serial_line(rig_factory: RigFactory, scan_game: list[dict[str, str]]) -> None:
+    rig = rig_factory(bridge_args=("--link", "nul"))
+    fd = os.open(rig.peer_path, os.O_RDWR | os.O_NOCTTY)
+    try:
+        with DxpClient("127.0.0.1", rig.port) as client:
+            for entry in scan_game[:20]:
+                raw = entry["message"].encode()
+                if entry["from"] == "initiator":
+                    write_all(fd, nul_frame(raw))
+                    assert client.expect() == raw
+                else:
+                    client.send(raw)
+                    assert read_exactly(fd, len(raw) + 1) == nul_frame(raw)
+    finally:
+        os.close(fd)
+
+
+def test_invalid_messages_are_dropped_and_logged(rig: Rig) -> None:
+    with NulModemPeer(rig.peer_path, seed=3) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        peer.send(GAMEREQ)
+        assert client.expect() == GAMEREQ
+        # garbage from TCP: a byte >= 0x80 inside a frame, an unknown type, an overlong frame
+        client.send_bytes(b"M0012\x9f61100\x00")
+        client.send(b"X123")
+        client.send_bytes(b"C" + b"y" * 300 + b"\x00")
+        client.send(GAMEACC)
+        assert peer.expect() == GAMEACC  # the next valid message, nothing before it
+        # garbage from the serial side
+        peer.send(b"M00120X1100")
+        peer.send(b"M0000342900")
+        assert client.expect() == b"M0000342900"
+    log = rig.log()
+    assert "tcp->serial: byte 0x9f" in log
+    assert "tcp->serial: invalid message 'X123' dropped" in log
+    assert "frame of more than 127 bytes" in log
+    assert "serial->tcp: invalid message 'M00120X1100' dropped: MOVE: field 'from' at offset 5" in log
+    assert rig.bridge.poll() is None
+
+
+def test_on_invalid_forward_passes_them_through(rig_factory: RigFactory) -> None:
+    rig = rig_factory(bridge_args=("--on-invalid", "forward"))
+    with NulModemPeer(rig.peer_path, seed=4) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        peer.send(b"M00120X1100")
+        assert client.expect() == b"M00120X1100"
+    assert "invalid message 'M00120X1100' forwarded" in rig.log()
+
+
+def test_out_of_turn_is_logged_and_forwarded(rig: Rig) -> None:
+    with NulModemPeer(rig.peer_path, seed=5) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        peer.send(GAMEREQ)
+        assert client.expect() == GAMEREQ
+        client.send(GAMEACC)
+        assert peer.expect() == GAMEACC
+        client.send(b"M0000202400")  # the follower is Black: not its turn
+        assert peer.expect() == b"M0000202400"
+    wait_until(lambda: "broke the dialogue" in rig.log(), what="a dialogue violation logged")
+    assert "the tcp engine broke the dialogue" in rig.log()
+
+
+def test_second_client_is_refused_and_first_keeps_working(rig: Rig) -> None:
+    with NulModemPeer(rig.peer_path, seed=6) as peer, DxpClient("127.0.0.1", rig.port) as first:
+        second = DxpClient("127.0.0.1", rig.port)
+        try:
+            second.sock.settimeout(10)
+            assert second.sock.recv(1) == b""  # closed by the bridge
+        finally:
+            second.close()
+        peer.send(GAMEREQ)
+        assert first.expect() == GAMEREQ
+    assert "refused TCP client" in rig.log()
+
+
+def test_kick_old_replaces_the_first_client(rig_factory: RigFactory) -> None:
+    rig = rig_factory(bridge_args=("--kick-old",))
+    with NulModemPeer(rig.peer_path, seed=7) as peer, DxpClient("127.0.0.1", rig.port) as first:
+        first.send(b"Chello")
+        assert peer.expect() == b"Chello"
+        with DxpClient("127.0.0.1", rig.port) as second:
+            wait_until(lambda: "replaces" in rig.log(), what="the replacement logged")
+            peer.send(GAMEREQ)
+            assert second.expect() == GAMEREQ
+
+
+def test_client_hangs_up_mid_message_and_next_client_plays_on(rig: Rig) -> None:
+    with NulModemPeer(rig.peer_path, seed=8) as peer:
+        with DxpClient("127.0.0.1", rig.port) as client:
+            client.send_bytes(b"M00003429")  # no NUL: cut off
+        wait_until(lambda: "went away" in rig.log(), what="the hang-up logged")
+        # a message from the serial engine while nobody is connected waits for the next peer
+        peer.send(b"Cstill there?")
+        peer.wait_delivered(1)
+        with DxpClient("127.0.0.1", rig.port) as client:
+            assert client.expect() == b"Cstill there?"
+            client.send(b"Cyes")
+            assert peer.expect() == b"Cyes"
+    log = rig.log()
+    assert "hung up mid-message" in log or "peer hung up" in log
+    assert rig.bridge.poll() is None
+
+
+def test_sigterm_exits_zero_and_says_so(rig: Rig) -> None:
+    rig.bridge.send_signal(signal.SIGTERM)
+    assert rig.bridge.wait(10) == 0
+    assert "bridge stopped" in rig.log()
+    assert "Traceback" not in rig.log()
+
+
+def test_missing_port_is_a_one_line_error(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "dxserial", "bridge", str(tmp_path / "nope"), "--listen",
+         "127.0.0.1:0"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nope" in lines[0], result.stderr
