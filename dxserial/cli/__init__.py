@@ -20,6 +20,7 @@ from dxserial.cli import udev_cmd  # noqa: F401  isort: skip
 from dxserial.cli import ports_cmd  # noqa: F401  isort: skip
 from dxserial.cli import replay_cmd  # noqa: F401  isort: skip
 from dxserial.cli import bridge_cmd  # noqa: F401  isort: skip
+from dxserial.cli import selftest_cmd  # noqa: F401  isort: skip
 
 __all__ = ["app", "main"]
 

@@ -2,7 +2,9 @@
 
 ``open_serial()`` accepts a device path (``/dev/ttyUSB0``, ``/dev/serial/by-id/...``, a
 ``dxserial vpair`` link), ``hwgrep://REGEX`` (resolved to a device path), or
-``socket://HOST:PORT`` (DOSBox ``serial1=nullmodem ... transparent:1``).  Other pyserial
+``socket://HOST:PORT`` (DOSBox ``serial1=nullmodem ... transparent:1``), or
+``dosbox://HOST:PORT`` / ``dosbox-listen://HOST:PORT`` (DOSBox's default nullmodem mode,
+see :mod:`dxserial.transports.dosbox`).  Other pyserial
 URLs (``loop://``, ``rfc2217://``, ``spy://`` ...) have no file descriptor for the event
 loop to watch and would fail silently, so they are refused.
 
@@ -242,12 +244,16 @@ async def open_serial(port: str, settings: SerialSettings | None = None) -> Seri
     scheme = scheme.lower()
     if scheme == "socket":
         return await _open_socket(port, rest, settings)
+    if scheme in ("dosbox", "dosbox-listen"):
+        from dxserial.transports.dosbox import open_dosbox  # imports this module
+
+        return await open_dosbox(port, settings)
     if scheme == "hwgrep":
         device = await asyncio.to_thread(_resolve_hwgrep, port)
     elif scheme:
         raise ConfigError(
             f"{port}: {scheme}:// ports have no file descriptor the event loop can watch; "
-            "use a device path (e.g. /dev/ttyUSB0) or socket://HOST:PORT"
+            "use a device path (e.g. /dev/ttyUSB0), socket://HOST:PORT or dosbox://HOST:PORT"
         )
     else:
         device = port

@@ -1,0 +1,477 @@
+"""DOSBox's serial ``nullmodem`` over TCP, as a serial port for the bridge.
+
+A DOS engine inside DOSBox talks to COM1 as to a UART; DOSBox carries the bytes over one
+TCP connection.  This module is the other end of that connection.
+
+URL forms (``open_serial()`` routes them here, so ``dxserial bridge dosbox://...`` works):
+
+``dosbox://HOST:PORT``
+    Connect to DOSBox, which listens (DOSBox is the server)::
+
+        [serial]
+        serial1 = nullmodem port:5555 txdelay:1
+
+``dosbox-listen://HOST:PORT``
+    Listen on HOST:PORT and wait for DOSBox to connect (DOSBox is the client).  The open
+    returns once DOSBox has connected, and the socket stops listening then: one cable, one
+    peer, as DOSBox's own server does.  DOSBox connects only once, when it starts, so start
+    dxserial first::
+
+        [serial]
+        serial1 = nullmodem server:127.0.0.1 port:5555 txdelay:1
+
+``...?transparent=1``
+    DOSBox's ``transparent:1`` mode: raw bytes both ways, no line states.  Same as
+    ``socket://HOST:PORT``; add ``transparent:1`` to the DOSBox line.
+
+HOST defaults to 127.0.0.1 and PORT to 23 (DOSBox's own default); IPv6 goes in brackets.
+DOSBox-X as server accepts only clients from 127.0.0.1 unless given ``nonlocal:1``.
+``txdelay:1`` is advice, not a requirement: DOSBox gathers outgoing bytes for ``txdelay``
+ms (default 12) before sending, which the NULMODEM echo handshake pays on every character.
+
+Wire format of the default (non-transparent) mode, from DOSBox's
+``src/hardware/serialport/nullmodem.cpp`` (``CNullModem::readChar``, ``setRTSDTR``,
+``transmitByte``; identical in DOSBox SVN/0.74, DOSBox-X and dosbox-staging):
+
+* a data byte is itself, except 0xFF, which is sent twice (``FF FF``);
+* ``FF n`` with n != 0xFF carries the sender's modem-control outputs: bit 0 (0x01) RTS,
+  bit 1 (0x02) DTR, bit 2 (0x04) break.  The receiver sets its CTS from RTS and its DSR
+  from DTR; a break bit makes DOSBox hand the DOS program a break (a NUL with the break
+  flag).  Each side sends its state when the connection is made and whenever it changes.
+
+DOSBox starts a non-transparent port with CTS and DSR off, so a DOS program that waits for
+them hangs until the other side sends its state (DOSBox's BIOS INT 14h sends a character
+only with CTS and DSR on, and receives only with DSR on).  This link therefore sends
+``FF 03`` (RTS and DTR on; ``SerialSettings.dtr``/``rts`` = False clears them) as soon as
+it is connected.  DOSBox mishandles an escape whose second byte has not arrived yet when
+it reads the first (it reads both without waiting), so an escape pair always leaves in one
+``send()`` here.  DOSBox sets its own CD and RI; the link cannot change them.
+
+Not supported: DOSBox's ``telnet:1`` (telnet IAC negotiation, meant for BBS clients; DOSBox
+then also sends 0xFF unescaped).  Since DXP never uses 0xFF, ``socket://`` with
+``telnet:1`` happens to work, but ``transparent:1`` is the setting to use.  ``usedtr:1``
+(connect when the DOS program raises DTR) implies ``transparent:1`` in DOSBox: pair it with
+``dosbox-listen://...?transparent=1``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import socket
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple, TypeAlias
+
+from dxserial.errors import ConfigError, PortError
+from dxserial.transports.base import READ_CHUNK, os_reason
+from dxserial.transports.serial import SerialLink, SerialSettings
+from dxserial.transports.tcp import Endpoint, format_address, parse_endpoint, tune_socket
+
+log = logging.getLogger("dxserial.transports.dosbox")
+
+#: DOSBox's default nullmodem TCP port (``port:`` not given).
+DOSBOX_DEFAULT_PORT = 23
+#: The byte that starts an escape: ``FF FF`` is a data 0xFF, ``FF n`` a line state.
+ESCAPE = 0xFF
+#: Bits of the byte after ESCAPE.
+RTS_BIT, DTR_BIT, BREAK_BIT = 0x01, 0x02, 0x04
+#: How long ``dosbox://`` waits for DOSBox to accept the connection.
+CONNECT_TIMEOUT = 10.0
+
+SCHEMES = ("dosbox", "dosbox-listen")
+# A bare ``?transparent`` counts as true.
+_TRUE, _FALSE = ("", "1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+# ---------------------------------------------------------------------- sans-I/O codec
+
+
+@dataclass(frozen=True)
+class LineState:
+    """One side's modem-control outputs, as DOSBox sends them after 0xFF.
+
+    What one side sends as RTS/DTR, the other sees as CTS/DSR (a null-modem cable).
+    ``raw`` keeps the byte as received (bits above 0x04 are unused; DOSBox ignores them).
+    """
+
+    rts: bool = True
+    dtr: bool = True
+    brk: bool = False
+    raw: int | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_byte(cls, value: int) -> LineState:
+        """Read the byte that followed an escape (never 0xFF: that is a data byte)."""
+        if not 0 <= value < ESCAPE:
+            raise ValueError(f"line-state byte must be 0..254, not {value!r}")
+        return cls(bool(value & RTS_BIT), bool(value & DTR_BIT), bool(value & BREAK_BIT), value)
+
+    def to_byte(self) -> int:
+        value = RTS_BIT if self.rts else 0
+        value |= DTR_BIT if self.dtr else 0
+        return value | (BREAK_BIT if self.brk else 0)
+
+    def to_wire(self) -> bytes:
+        """The two bytes that tell DOSBox this state."""
+        return bytes((ESCAPE, self.to_byte()))
+
+    def __str__(self) -> str:
+        text = f"RTS {_on(self.rts)}, DTR {_on(self.dtr)}"
+        return text + ", break" if self.brk else text
+
+
+def _on(value: bool) -> str:
+    return "on" if value else "off"
+
+
+def encode(data: bytes) -> bytes:
+    """Data bytes for the wire: every 0xFF doubled."""
+    return data.replace(b"\xff", b"\xff\xff")
+
+
+#: What :meth:`Decoder.feed` returns, in stream order.
+Event: TypeAlias = bytes | LineState
+
+
+class Decoder:
+    """Splits the TCP stream from DOSBox into data and line states, chunk by chunk.
+
+    ``feed()`` takes any chunk (an escape may be split across chunks) and returns the
+    events in stream order: ``bytes`` (never empty) and :class:`LineState`.  The only state
+    kept between chunks is whether the last byte was an unfinished escape.
+    """
+
+    def __init__(self) -> None:
+        self._escape = False
+
+    @property
+    def pending(self) -> bool:
+        """True when the last chunk ended in the first half of an escape."""
+        return self._escape
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        events: list[Event] = []
+        data = bytearray()
+        pos, end = 0, len(chunk)
+        if self._escape and end:
+            self._escape = False
+            self._second(chunk[0], data, events)
+            pos = 1
+        while pos < end:
+            hit = chunk.find(ESCAPE, pos)
+            if hit < 0:
+                data += chunk[pos:]
+                break
+            data += chunk[pos:hit]
+            if hit + 1 == end:
+                self._escape = True
+                break
+            self._second(chunk[hit + 1], data, events)
+            pos = hit + 2
+        if data:
+            events.append(bytes(data))
+        return events
+
+    @staticmethod
+    def _second(value: int, data: bytearray, events: list[Event]) -> None:
+        """The byte after an escape: a data 0xFF, or a line state (which ends the data run)."""
+        if value == ESCAPE:
+            data.append(ESCAPE)
+        else:
+            if data:
+                events.append(bytes(data))
+                data.clear()
+            events.append(LineState.from_byte(value))
+
+
+def decode(chunks: list[bytes] | tuple[bytes, ...]) -> tuple[bytes, list[LineState]]:
+    """Decode a whole stream given as chunks: its data and its line states, in order."""
+    decoder = Decoder()
+    data = bytearray()
+    states: list[LineState] = []
+    for chunk in chunks:
+        for event in decoder.feed(chunk):
+            if isinstance(event, LineState):
+                states.append(event)
+            else:
+                data += event
+    return bytes(data), states
+
+
+# ---------------------------------------------------------------------- URLs
+
+
+class DosboxTarget(NamedTuple):
+    """A parsed ``dosbox://`` or ``dosbox-listen://`` URL."""
+
+    listen: bool
+    endpoint: Endpoint
+    transparent: bool
+
+
+def parse_dosbox_url(url: str) -> DosboxTarget:
+    """Read ``dosbox[-listen]://HOST:PORT[?transparent=1]``; ConfigError says what is wrong."""
+    scheme, sep, rest = url.partition("://")
+    scheme = scheme.lower()
+    example = "e.g. dosbox://127.0.0.1:5555 or dosbox-listen://127.0.0.1:5555?transparent=1"
+    if not sep or scheme not in SCHEMES:
+        raise ConfigError(f"{url}: not a DOSBox URL; {example}")
+    where, _, query = rest.partition("?")
+    where = where.removesuffix("/")
+    if not where:
+        raise ConfigError(f"{url}: HOST:PORT missing; {example}")
+    try:
+        endpoint = parse_endpoint(where, default_port=DOSBOX_DEFAULT_PORT)
+    except ConfigError as exc:
+        raise ConfigError(f"{url}: {exc}") from None
+    if endpoint.port == 0 and scheme == "dosbox":
+        raise ConfigError(f"{url}: port 0 cannot be connected to; {example}")
+    transparent = False
+    for key, values in urllib.parse.parse_qs(query, keep_blank_values=True).items():
+        if key != "transparent":
+            raise ConfigError(f"{url}: unknown option {key!r}; the only one is transparent=0|1")
+        value = values[-1].lower()
+        if value not in _TRUE + _FALSE:
+            raise ConfigError(f"{url}: transparent={values[-1]!r}: expected 0 or 1")
+        transparent = value in _TRUE
+    return DosboxTarget(scheme == "dosbox-listen", endpoint, transparent)
+
+
+# ---------------------------------------------------------------------- the link
+
+
+class DosboxLink(SerialLink):
+    """A connection to DOSBox's nullmodem, read and written like a serial port.
+
+    ``read()`` returns data bytes only; line states from DOSBox update :attr:`peer_lines`
+    (DOSBox's RTS/DTR, i.e. our CTS/DSR).  ``write()`` escapes 0xFF.  When DOSBox hangs up,
+    ``read()`` and ``write()`` raise :class:`~dxserial.errors.PortError`, as a serial port
+    that vanished.  In transparent mode bytes pass unchanged and there are no line states.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        settings: SerialSettings,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        transparent: bool,
+        peer: str,
+    ) -> None:
+        super().__init__(url, settings, reader, writer, None)
+        self.transparent = transparent
+        #: DOSBox's address, ``host:port``.
+        self.peer = peer
+        #: What we send as our RTS/DTR (DOSBox's CTS/DSR).
+        self.local_lines = LineState(rts=settings.rts is not False, dtr=settings.dtr is not False)
+        #: DOSBox's RTS/DTR as it last told us; ``None`` until it has (or in transparent mode).
+        self.peer_lines: LineState | None = None
+        #: Breaks DOSBox signalled (the DOS program set the UART's break bit).
+        self.breaks = 0
+        self._decoder = Decoder()
+
+    @property
+    def cts(self) -> bool | None:
+        """Our CTS: DOSBox's RTS; ``None`` while unknown."""
+        return None if self.peer_lines is None else self.peer_lines.rts
+
+    @property
+    def dsr(self) -> bool | None:
+        """Our DSR: DOSBox's DTR; ``None`` while unknown."""
+        return None if self.peer_lines is None else self.peer_lines.dtr
+
+    async def start(self) -> None:
+        """Tell DOSBox our line state, so a DOS program waiting on CTS/DSR proceeds."""
+        if not self.transparent:
+            await super().write(self.local_lines.to_wire())
+
+    def _lost(self, exc: BaseException) -> PortError:
+        return _with_errno(PortError(f"DOSBox link {self.port} lost: {os_reason(exc)}"), exc)
+
+    def _at_eof(self) -> bytes:
+        raise PortError(
+            f"DOSBox link {self.port} lost: DOSBox at {self.peer} hung up "
+            "(DOSBox closed, or its serial port was reset)"
+        )
+
+    async def read(self) -> bytes:
+        """Next chunk of data bytes; line-state escapes are absorbed on the way."""
+        while True:
+            chunk = await super().read()
+            if not chunk or self.transparent:
+                return chunk
+            data = bytearray()
+            for event in self._decoder.feed(chunk):
+                if isinstance(event, LineState):
+                    self._peer_state(event)
+                else:
+                    data += event
+            if data:
+                return bytes(data)
+
+    def _peer_state(self, state: LineState) -> None:
+        if state.brk:
+            self.breaks += 1
+        if state != self.peer_lines:
+            log.debug("%s: DOSBox lines now %s", self.port, state)
+        self.peer_lines = state
+
+    async def write(self, data: bytes) -> None:
+        """Write ``data`` (0xFF doubled unless transparent) in one send."""
+        await super().write(data if self.transparent else encode(data))
+
+    def set_dtr(self, value: bool) -> None:
+        """Set our DTR (DOSBox's DSR) and tell DOSBox at once."""
+        self._send_lines(replace(self.local_lines, dtr=value))
+
+    def set_rts(self, value: bool) -> None:
+        """Set our RTS (DOSBox's CTS) and tell DOSBox at once."""
+        self._send_lines(replace(self.local_lines, rts=value))
+
+    async def send_break(self, duration: float = 0.25) -> None:
+        """Signal a break to the DOS program (it sees a NUL with the break flag)."""
+        self._send_lines(replace(self.local_lines, brk=True))
+        await asyncio.sleep(duration)
+        self._send_lines(replace(self.local_lines, brk=False))
+
+    def _send_lines(self, state: LineState) -> None:
+        self.local_lines = state
+        if self.transparent:
+            log.debug("%s: transparent mode carries no line states; skipped", self.port)
+            return
+        if self.closed or self._writer.transport.is_closing():
+            log.debug("%s: link closed; line state %s not sent", self.port, state)
+            return
+        # Two bytes, written now: the transport sends them at once (or right after what
+        # it still holds), which keeps an escape pair in one segment.
+        self._writer.write(state.to_wire())
+
+
+async def open_dosbox(
+    url: str,
+    settings: SerialSettings | None = None,
+    *,
+    on_listening: Callable[[Endpoint], None] | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
+) -> DosboxLink:
+    """Open a ``dosbox://`` or ``dosbox-listen://`` URL (see the module docstring).
+
+    ``settings`` matter only for ``dtr``/``rts`` (DOSBox ignores line speeds on its TCP
+    side).  ``dosbox-listen://`` returns once DOSBox has connected; ``on_listening`` is
+    called with the bound address first (useful with port 0).  Cancel the call to stop
+    waiting.  Failures are :class:`~dxserial.errors.PortError` with one readable line.
+    """
+    settings = settings or SerialSettings()
+    target = parse_dosbox_url(url)
+    if target.listen:
+        reader, writer = await _accept_one(url, target.endpoint, on_listening)
+    else:
+        reader, writer = await _connect(url, target.endpoint, connect_timeout)
+    tune_socket(writer.get_extra_info("socket"))
+    peername = writer.get_extra_info("peername")
+    if isinstance(peername, tuple) and len(peername) >= 2:
+        peer = format_address(str(peername[0]), int(peername[1]))
+    else:
+        peer = str(peername)
+    link = DosboxLink(url, settings, reader, writer, transparent=target.transparent, peer=peer)
+    try:
+        await link.start()
+    except BaseException:
+        await link.close()
+        raise
+    mode = "transparent" if target.transparent else f"sent {link.local_lines}"
+    log.info("%s: connected to DOSBox at %s (%s)", url, peer, mode)
+    return link
+
+
+async def _connect(
+    url: str, endpoint: Endpoint, timeout: float
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    try:
+        return await asyncio.wait_for(
+            asyncio.open_connection(endpoint.host, endpoint.port, limit=READ_CHUNK), timeout
+        )
+    except TimeoutError:
+        raise PortError(f"cannot open {url}: DOSBox did not answer within {timeout:g} s") from None
+    except ConnectionRefusedError:
+        raise PortError(
+            f"cannot open {url}: connection refused — is DOSBox running with "
+            f"'serial1=nullmodem port:{endpoint.port}'?  (DOSBox as client instead: "
+            f"use dosbox-listen://{endpoint})"
+        ) from None
+    except socket.gaierror as exc:
+        raise PortError(f"cannot open {url}: unknown host ({exc.strerror})") from None
+    except OSError as exc:
+        raise PortError(f"cannot open {url}: {os_reason(exc)}") from None
+
+
+async def _accept_one(
+    url: str, endpoint: Endpoint, on_listening: Callable[[Endpoint], None] | None
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Listen until DOSBox connects, then stop listening (later callers are refused)."""
+    loop = asyncio.get_running_loop()
+    accepted: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = (
+        loop.create_future()
+    )
+
+    def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if accepted.done():
+            log.warning("%s: a second connection refused (DOSBox is already here)", url)
+            writer.close()
+            return
+        accepted.set_result((reader, writer))
+
+    try:
+        server = await asyncio.start_server(
+            on_connection, endpoint.host, endpoint.port, limit=READ_CHUNK
+        )
+    except socket.gaierror as exc:
+        raise PortError(f"cannot listen on {url}: unknown host ({exc.strerror})") from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise PortError(
+                f"cannot listen on {url}: address already in use — another program "
+                "(another dxserial?) is listening there; choose another port"
+            ) from None
+        raise PortError(f"cannot listen on {url}: {os_reason(exc)}") from None
+    try:
+        bound = server.sockets[0].getsockname()
+        address = Endpoint(str(bound[0]), int(bound[1]))
+        log.info("%s: waiting for DOSBox to connect to %s", url, address)
+        if on_listening is not None:
+            on_listening(address)
+        return await accepted
+    except BaseException:
+        if accepted.done() and not accepted.cancelled():
+            accepted.result()[1].close()
+        raise
+    finally:
+        server.close()  # one cable, one peer: stop listening once DOSBox is here
+
+
+def _with_errno(error: PortError, cause: BaseException) -> PortError:
+    code = getattr(cause, "errno", None)
+    if isinstance(code, int):
+        error.errno = code
+    return error
+
+
+__all__ = [
+    "BREAK_BIT",
+    "DOSBOX_DEFAULT_PORT",
+    "DTR_BIT",
+    "ESCAPE",
+    "RTS_BIT",
+    "Decoder",
+    "DosboxLink",
+    "DosboxTarget",
+    "LineState",
+    "decode",
+    "encode",
+    "open_dosbox",
+    "parse_dosbox_url",
+]
