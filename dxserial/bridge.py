@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -81,7 +82,9 @@ class BridgeConfig:
     connect: tuple[str, int] | None = None
     on_invalid: Literal["drop", "forward"] = "drop"
     kick_old: bool = False
-    max_pending: int = 256
+    # Hard cap per direction. Readers pause at LinkDriver's high-water mark (64), but one
+    # read may carry thousands of short messages; beyond this cap they are reported lost.
+    max_pending: int = 32768
     reopen_interval: float = 0.2
     reconnect_interval: float = 1.0
     shutdown_grace: float = 1.0
@@ -113,6 +116,8 @@ class Bridge:
         self._roles: dict[Side, Role] = {SERIAL: Role.INITIATOR, TCP: Role.FOLLOWER}
         self._roles_known = False
         self._last_from_serial: tuple[bytes, float] | None = None
+        # Parsed messages on their way to each side, in order, so delivery needs no re-parse.
+        self._in_flight: dict[Side, deque[Message]] = {SERIAL: deque(), TCP: deque()}
         self.counters: dict[str, int] = {
             "serial->tcp": 0,
             "tcp->serial": 0,
@@ -207,7 +212,7 @@ class Bridge:
             if port is None:
                 await self._reopen_serial()
                 continue
-            why = await driver.read_until_lost(port)
+            why = await driver.read_until_lost(port, gate=self._drivers[TCP].room)
             driver.detach()
             self._event(
                 logging.WARNING,
@@ -293,7 +298,7 @@ class Bridge:
             f"TCP peer {link.peer} connected; {driver.link.queued} message(s) pending for it",
         )
         driver.attach(link)
-        why = await driver.read_until_lost(link)
+        why = await driver.read_until_lost(link, gate=self._drivers[SERIAL].room)
         if self._peer is link:
             self._peer = None
             driver.detach()
@@ -375,7 +380,8 @@ class Bridge:
             self._event(logging.WARNING, f"{direction}: '{escape(raw)}': {error} (forwarded)")
         if self.trace is not None:
             self.trace.message(direction, raw, msg=msg, error=error, action="forwarded")
-        self._forward(sender, raw)
+        if self._forward(sender, raw):
+            self._in_flight[_other(sender)].append(msg)
 
     def _repeated_chat(self, sender: Side, msg: Message) -> bool:
         """A NULMODEM repeat of a CHAT, which the dialogue layer cannot tell from a new one.
@@ -395,7 +401,7 @@ class Bridge:
             return False
         return now - last[1] <= 2 * self.cfg.nulmodem.timeout + 1.0
 
-    def _forward(self, sender: Side, raw: bytes) -> None:
+    def _forward(self, sender: Side, raw: bytes) -> bool:
         receiver = _other(sender)
         driver = self._drivers[receiver]
         if receiver == TCP and self._peer is None and driver.link.queued == 0:
@@ -404,16 +410,22 @@ class Bridge:
             driver.send(raw)
         except FramingError as exc:
             self._lost(_direction(sender), raw, str(exc))
-            return
+            return False
         self.counters[_direction(sender)] += 1
+        return True
 
     def _delivered(self, receiver: Side, raw: bytes) -> None:
         """``raw`` (sent by the other side) reached ``receiver``'s engine: update its view."""
         sender = _other(receiver)
-        try:
-            msg = parse(raw, strict=False)
-        except MessageError:
-            return  # a forwarded invalid message: nothing to follow
+        flight = self._in_flight[receiver]
+        if flight and flight[0].wire == raw:
+            msg = flight.popleft()
+        else:
+            flight.clear()  # out of step (a message was lost): re-parse from here on
+            try:
+                msg = parse(raw, strict=False)
+            except MessageError:
+                return  # a forwarded invalid message: nothing to follow
         try:
             self._views[receiver].handle(msg, self._roles[sender])
         except DialogueError as exc:

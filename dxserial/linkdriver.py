@@ -5,6 +5,11 @@ The link (:class:`~dxserial.protocol.nulmodem.NulModemLink` or
 deadline is; this class only moves bytes and keeps one timer.  The port can come and go
 (a USB adapter pulled, a TCP peer replaced): messages wait inside the link meanwhile,
 and :meth:`LinkDriver.attach` re-sends whatever was not confirmed.
+
+Writes go straight to the kernel while it has room (no task switch on the hot path); only
+a backlog is left to a writer task that waits for the transport to drain.  A reader that
+feeds this link's *outgoing* queue can wait on :meth:`LinkDriver.room`, so a fast sender
+on one side is slowed down by TCP or tty flow control instead of filling memory.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from dxserial.errors import DxSerialError, PortError
 from dxserial.protocol.links import Layer1Link, NulLink
@@ -21,21 +26,35 @@ from dxserial.transports.base import ByteLink
 
 log = logging.getLogger("dxserial.link")
 
+#: Messages waiting to go out before readers that feed them are paused.
+DEFAULT_HIGH_WATER = 64
+
 
 class LinkDriver:
     """One layer-1 link, the port it currently runs on, a writer task and a timer."""
 
     def __init__(
-        self, link: Layer1Link, on_event: Callable[[NulModemEvent], None], *, name: str
+        self,
+        link: Layer1Link,
+        on_event: Callable[[NulModemEvent], None],
+        *,
+        name: str,
+        high_water: int = DEFAULT_HIGH_WATER,
     ) -> None:
         self.link = link
         self.name = name
+        self.high_water = high_water
         self._on_event = on_event
         self._port: ByteLink | None = None
+        self._backlog: bytes | None = None  # handed out by the link, not yet written
         self._wakeup = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
         self._timer: asyncio.TimerHandle | None = None
         self._writer: asyncio.Task[None] | None = None
         self._attached_before = False
+        self._servicing = False
+        self._again = False
 
     @property
     def port(self) -> ByteLink | None:
@@ -47,6 +66,7 @@ class LinkDriver:
     def attach(self, port: ByteLink) -> None:
         """Start using ``port``; after a previous port, unconfirmed output is sent again."""
         if self._attached_before:
+            self._backlog = None  # the link's reset() takes it back
             self.link.reset()
             self.link.poll(self.now())  # start the message in flight over at once
         self._attached_before = True
@@ -72,12 +92,21 @@ class LinkDriver:
         self.link.receive_data(data, self.now())
         self.service()
 
-    async def read_until_lost(self, port: ByteLink) -> DxSerialError | None:
+    async def room(self) -> None:
+        """Wait until fewer than ``high_water`` messages wait to go out on this link."""
+        await self._room.wait()
+
+    async def read_until_lost(
+        self, port: ByteLink, gate: Callable[[], Awaitable[None]] | None = None
+    ) -> DxSerialError | None:
         """Feed everything read from ``port`` to the link; return why reading stopped.
 
+        ``gate`` is awaited before each read (backpressure from where the messages go).
         ``None`` means a clean end of file (a TCP peer that closed).
         """
         while True:
+            if gate is not None:
+                await gate()
             try:
                 data = await port.read()
             except DxSerialError as exc:
@@ -89,11 +118,50 @@ class LinkDriver:
             self.feed(data)
 
     def service(self) -> None:
-        """Hand the link's events to the owner, wake the writer, re-arm the timer."""
-        for event in self.link.events():
-            self._on_event(event)
-        if self._port is not None:
-            self._wakeup.set()
+        """Hand out events, write what the kernel takes now, re-arm the timer.
+
+        Re-entrant calls (an event handler that sends on this same link) are folded into
+        the running one.
+        """
+        if self._servicing:
+            self._again = True
+            return
+        self._servicing = True
+        try:
+            self._again = True
+            while self._again:
+                self._again = False
+                for event in self.link.events():
+                    self._on_event(event)
+                self._write_now()
+        finally:
+            self._servicing = False
+        self._arm_timer()
+        if self.link.queued >= self.high_water:
+            self._room.clear()
+        else:
+            self._room.set()
+
+    def _write_now(self) -> None:
+        port = self._port
+        if port is None or self._backlog is not None:
+            return
+        while True:
+            data = self.link.data_to_send()
+            if not data:
+                return
+            if not port.try_write(data):
+                self._backlog = data
+                self._wakeup.set()
+                return
+            self._written()
+
+    def _written(self) -> None:
+        if isinstance(self.link, NulLink):
+            self.link.confirm_written()
+            self._again = True
+
+    def _arm_timer(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -109,21 +177,22 @@ class LinkDriver:
         self.service()
 
     async def _write_loop(self) -> None:
+        """Writes the backlog once the transport drained, then hands back to service()."""
         while True:
             await self._wakeup.wait()
             self._wakeup.clear()
-            while (port := self._port) is not None:
-                data = self.link.data_to_send()
-                if not data:
-                    break
-                try:
-                    await port.write(data)
-                except (DxSerialError, OSError) as exc:
-                    log.debug("%s: write failed: %s", self.name, exc)
-                    break  # the reader sees the loss; attach() re-sends what was unconfirmed
-                if isinstance(self.link, NulLink):
-                    self.link.confirm_written()
-                    self.service()
+            port, data = self._port, self._backlog
+            if port is None or data is None:
+                continue
+            try:
+                await port.write(data)
+            except (DxSerialError, OSError) as exc:
+                log.debug("%s: write failed: %s", self.name, exc)
+                continue  # the reader sees the loss; attach() re-sends what was unconfirmed
+            if self._port is port and self._backlog is data:
+                self._backlog = None
+                self._written()
+                self.service()
 
     async def close(self) -> None:
         if self._timer is not None:

@@ -262,7 +262,7 @@ class _Reader:
 
 
 def _all_digits(chunk: str) -> bool:
-    return all("0" <= c <= "9" for c in chunk)
+    return chunk.isascii() and chunk.isdigit()
 
 
 def _parse_minutes(r: _Reader, start: int) -> int | float:
@@ -388,6 +388,13 @@ _PARSERS: dict[str, Callable[[_Reader], Message]] = {
 }
 
 
+def _first_bad_byte(data: bytes) -> tuple[int, int] | None:
+    for i, b in enumerate(data):
+        if b == 0 or b >= 0x80:
+            return i, b
+    return None
+
+
 def parse(data: bytes, *, strict: bool = True) -> Message:
     """Parse one message (without its layer-1 framing).
 
@@ -403,16 +410,17 @@ def parse(data: bytes, *, strict: bool = True) -> Message:
             field="length",
             offset=MAX_MESSAGE_LEN,
         )
-    for i, b in enumerate(data):
-        if b == 0 or b >= 0x80:
-            kind = MESSAGE_TYPES.get(chr(data[0])) if data[0] < 0x80 else None
-            prefix = f"{kind.NAME}: " if kind else ""
-            raise MessageError(
-                f"{prefix}byte 0x{b:02x} at offset {i}: only bytes 0x01..0x7f may occur",
-                msg_type=kind.TYPE if kind else None,
-                field="byte",
-                offset=i,
-            )
+    bad = None if data.isascii() and b"\x00" not in data else _first_bad_byte(data)
+    if bad is not None:
+        i, b = bad
+        kind = MESSAGE_TYPES.get(chr(data[0])) if data[0] < 0x80 else None
+        prefix = f"{kind.NAME}: " if kind else ""
+        raise MessageError(
+            f"{prefix}byte 0x{b:02x} at offset {i}: only bytes 0x01..0x7f may occur",
+            msg_type=kind.TYPE if kind else None,
+            field="byte",
+            offset=i,
+        )
     text = data.decode("ascii")
     cls = MESSAGE_TYPES.get(text[0])
     if cls is None:

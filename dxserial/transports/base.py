@@ -48,6 +48,14 @@ class ByteLink(Protocol):
         """Write all of ``data`` and wait until the OS has taken it."""
         ...
 
+    def try_write(self, data: bytes) -> bool:
+        """Hand ``data`` to the kernel now if nothing of ours is waiting; else ``False``.
+
+        Saves a task switch per message on the hot path.  If the kernel takes only part,
+        the rest waits in the transport and the next ``try_write`` says ``False``.
+        """
+        ...
+
     async def close(self) -> None:
         """Release the port or socket; safe to call twice."""
         ...
@@ -113,6 +121,19 @@ class StreamLink:
             raise
         except OSError as exc:
             raise self._lost(exc) from exc
+
+    def try_write(self, data: bytes) -> bool:
+        """Write at once when the transport holds nothing: one message, one ``send()``."""
+        transport = self._writer.transport
+        if self._closed or transport.is_closing() or transport.get_write_buffer_size():
+            return False
+        try:
+            self._writer.write(data)
+        except OSError:
+            return False
+        # A send that failed closes the transport without raising: report "not written",
+        # so the caller keeps the message for the next port instead of counting it sent.
+        return not transport.is_closing()
 
     async def close(self) -> None:
         """Close the transport and wait (bounded) until it has let go of the fd."""
