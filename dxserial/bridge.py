@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import os
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from dxserial.errors import (
@@ -43,6 +46,8 @@ from dxserial.protocol.nulmodem import (
     NulModemLink,
 )
 from dxserial.protocol.session import Dialogue, Role
+from dxserial.record import GameRecord, Recorder, write_pdn
+from dxserial.referee import Policy, Referee, Verdict, ViolationKind, chat_for
 from dxserial.trace import TraceWriter
 from dxserial.transports.serial import SerialSettings, open_serial
 from dxserial.transports.tcp import TcpLink, tcp_connect, tcp_listen
@@ -88,6 +93,8 @@ class BridgeConfig:
     reopen_interval: float = 0.2
     reconnect_interval: float = 1.0
     shutdown_grace: float = 1.0
+    referee: Literal["off", "warn", "strict"] = "warn"
+    pdn: Path | None = None
 
 
 class Bridge:
@@ -118,6 +125,11 @@ class Bridge:
         self._last_from_serial: tuple[bytes, float] | None = None
         # Parsed messages on their way to each side, in order, so delivery needs no re-parse.
         self._in_flight: dict[Side, deque[Message]] = {SERIAL: deque(), TCP: deque()}
+        self._flood = FloodGuard()
+        self._referee: Referee | None = self._make_referee()
+        self._recorder: Recorder | None = (
+            Recorder(site="dxserial bridge") if config.pdn is not None else None
+        )
         self.counters: dict[str, int] = {
             "serial->tcp": 0,
             "tcp->serial": 0,
@@ -141,10 +153,18 @@ class Bridge:
             max_queue=self.cfg.max_pending,
         )
 
-    def _event(self, level: int, text: str, **extra: object) -> None:
+    def _event(self, level: int, text: str, *, kind: str | None = None, **extra: object) -> None:
+        """Log (and trace) one event; a flood of one ``kind`` of warning is summarised."""
+        if kind is not None and not self._flood.allow(kind, time.monotonic()):
+            return
         log.log(level, text)
         if self.trace is not None:
             self.trace.event(text, level=logging.getLevelName(level).lower(), **extra)
+
+    def _flood_summaries(self) -> None:
+        for kind, count in self._flood.drain(time.monotonic()):
+            log.warning("%d more '%s' warnings in the last %g s not shown (--trace has every "
+                        "message)", count, kind, self._flood.window)
 
     async def run(self) -> None:
         """Open the serial port (fail fast if it is not there), serve TCP, run until stopped."""
@@ -176,6 +196,8 @@ class Bridge:
             await asyncio.gather(*tasks, return_exceptions=True)
             for driver in self._drivers.values():
                 await driver.close()
+            self._abort_game("the bridge stopped")
+            self._flood_summaries()
             self._report_unsent()
             self._event(logging.INFO, f"bridge stopped; counts: {self.counters}")
 
@@ -249,7 +271,7 @@ class Bridge:
             for raw in event.undelivered:
                 self._lost(_direction(TCP), raw, "the serial engine stopped answering")
         elif isinstance(event, LinkProblem):
-            self._event(logging.INFO, f"serial line: {event.error}")
+            self._event(logging.INFO, f"serial line: {event.error}", kind="serial line")
 
     # ------------------------------------------------------------------ tcp side
 
@@ -319,14 +341,22 @@ class Bridge:
             self._delivered(TCP, event.raw)
         elif isinstance(event, LinkProblem):
             self.counters["invalid"] += 1
-            self._event(logging.WARNING, f"tcp->serial: {event.error}")
+            self._event(logging.WARNING, f"tcp->serial: {event.error}", kind="framing tcp")
 
     # ------------------------------------------------------------------ messages
 
     def _reset_dialogue(self) -> None:
         """A new TCP peer is a new engine: both ends' dialogue starts afresh."""
+        self._abort_game("the TCP engine changed")
         self._views = {SERIAL: Dialogue(), TCP: Dialogue()}
         self._roles_known = False
+        self._referee = self._make_referee()
+        self._recorder = Recorder(site="dxserial bridge") if self.cfg.pdn is not None else None
+
+    def _make_referee(self) -> Referee | None:
+        if self.cfg.referee == "off":
+            return None
+        return Referee(Policy.STRICT if self.cfg.referee == "strict" else Policy.WARN)
 
     def _learn_roles(self, sender: Side, msg: Message) -> None:
         if isinstance(msg, GameRequest) and not self._roles_known:
@@ -343,7 +373,9 @@ class Bridge:
             self.counters["invalid"] += 1
             action = "dropped" if self.cfg.on_invalid == "drop" else "forwarded"
             self._event(
-                logging.WARNING, f"{direction}: invalid message '{escape(raw)}' {action}: {exc}"
+                logging.WARNING,
+                f"{direction}: invalid message '{escape(raw)}' {action}: {exc}",
+                kind=f"invalid {direction}",
             )
             if self.trace is not None:
                 self.trace.message(direction, raw, error=str(exc), action=action)
@@ -351,7 +383,11 @@ class Bridge:
                 self._forward(sender, raw)
             return
         for warning in msg.warnings:
-            self._event(logging.WARNING, f"{direction}: '{escape(raw)}': {warning} (forwarded)")
+            self._event(
+                logging.WARNING,
+                f"{direction}: '{escape(raw)}': {warning} (forwarded)",
+                kind=f"variant {direction}",
+            )
         if self._repeated_chat(sender, msg):
             self.counters["duplicates"] += 1
             self._event(
@@ -364,12 +400,15 @@ class Bridge:
             return
         self._learn_roles(sender, msg)
         error: str | None = None
+        saved_view = copy.copy(self._views[sender])
         try:
             self._views[sender].handle(msg, self._roles[sender])
         except DuplicateMessageError as exc:
             self.counters["duplicates"] += 1
             self._event(
-                logging.WARNING, f"{direction}: duplicate '{escape(raw)}' dropped: {exc}"
+                logging.WARNING,
+                f"{direction}: duplicate '{escape(raw)}' dropped: {exc}",
+                kind=f"duplicate {direction}",
             )
             if self.trace is not None:
                 self.trace.message(direction, raw, msg=msg, error=str(exc), action="duplicate")
@@ -377,11 +416,75 @@ class Bridge:
         except DialogueError as exc:
             self.counters["violations"] += 1
             error = f"the {sender} engine broke the dialogue: {exc}"
-            self._event(logging.WARNING, f"{direction}: '{escape(raw)}': {error} (forwarded)")
+            if self._referee is None:  # else the referee's verdict says it, with the position
+                self._event(
+                    logging.WARNING,
+                    f"{direction}: '{escape(raw)}': {error} (forwarded)",
+                    kind=f"dialogue {direction}",
+                )
+        if self._referee is not None:
+            verdict = self._referee.observe(msg, self._roles[sender])
+            if self._judged(sender, msg, verdict):
+                self._views[sender] = saved_view  # refused: as if it had never been sent
+                return
+            error = None if verdict.ok else verdict.text
         if self.trace is not None:
             self.trace.message(direction, raw, msg=msg, error=error, action="forwarded")
         if self._forward(sender, raw):
             self._in_flight[_other(sender)].append(msg)
+
+    def _judged(self, sender: Side, msg: Message, verdict: Verdict) -> bool:
+        """Act on the referee's verdict; ``True`` when the message must not be forwarded."""
+        direction = _direction(sender)
+        refuse = (
+            not verdict.ok
+            and self.cfg.referee == "strict"
+            and verdict.kind in (ViolationKind.ILLEGAL_MOVE, ViolationKind.OUT_OF_TURN)
+        )
+        if not verdict.ok:
+            action = "not forwarded; told the sender" if refuse else "forwarded"
+            self._event(
+                logging.WARNING,
+                f"{direction}: referee: {verdict.text} ({action})",
+                kind=f"referee {direction}",
+            )
+        for note in verdict.notes:
+            self._event(logging.INFO, f"referee: {note}")
+        self._record(sender, msg, verdict)
+        if not refuse:
+            return False
+        if self.trace is not None:
+            self.trace.message(direction, msg.wire, msg=msg, error=verdict.text, action="refused")
+        chat = chat_for(verdict)
+        try:
+            self._drivers[sender].send(chat.wire)
+        except FramingError as exc:
+            self._lost(_direction(_other(sender)), chat.wire, str(exc))
+        else:
+            self._in_flight[sender].append(chat)
+        return True
+
+    def _record(self, sender: Side, msg: Message, verdict: Verdict) -> None:
+        if self._recorder is None:
+            return
+        record = self._recorder.observe(msg, self._roles[sender], verdict)
+        if record is not None:
+            self._write_record(record)
+
+    def _write_record(self, record: GameRecord) -> None:
+        assert self.cfg.pdn is not None
+        try:
+            path = write_pdn(record, self.cfg.pdn)
+        except (DxSerialError, OSError) as exc:
+            self._event(logging.ERROR, f"game record NOT written: {exc}")
+            return
+        self._event(logging.INFO, f"game recorded: {path} ({record.result})")
+
+    def _abort_game(self, reason: str) -> None:
+        if self._recorder is not None:
+            record = self._recorder.abort(reason)
+            if record is not None:
+                self._write_record(record)
 
     def _repeated_chat(self, sender: Side, msg: Message) -> bool:
         """A NULMODEM repeat of a CHAT, which the dialogue layer cannot tell from a new one.
@@ -436,3 +539,35 @@ class Bridge:
         self._event(logging.ERROR, f"{direction}: message '{escape(raw)}' NOT delivered: {why}")
         if self.trace is not None:
             self.trace.message(direction, raw, error=why, action="lost")
+
+
+class FloodGuard:
+    """At most ``burst`` log lines of one kind per ``window`` seconds; the rest are counted.
+
+    An engine that sends the same wrong thing thousands of times must not fill the disk
+    of an unattended rig, nor hide the one line that matters among copies.
+    """
+
+    def __init__(self, burst: int = 20, window: float = 60.0) -> None:
+        self.burst = burst
+        self.window = window
+        self._seen: dict[str, tuple[float, int, int]] = {}  # kind -> (start, shown, hidden)
+
+    def allow(self, kind: str, now: float) -> bool:
+        start, shown, hidden = self._seen.get(kind, (now, 0, 0))
+        if now - start >= self.window:
+            if hidden:
+                log.warning("%d more '%s' warnings in the last %g s not shown (--trace has "
+                            "every message)", hidden, kind, self.window)
+            start, shown, hidden = now, 0, 0
+        if shown < self.burst:
+            self._seen[kind] = (start, shown + 1, hidden)
+            return True
+        self._seen[kind] = (start, shown, hidden + 1)
+        return False
+
+    def drain(self, now: float) -> list[tuple[str, int]]:
+        """Counts not yet reported, for a last word at shutdown."""
+        out = [(kind, hidden) for kind, (_, _, hidden) in self._seen.items() if hidden]
+        self._seen.clear()
+        return out

@@ -133,6 +133,23 @@ def bridge_command(
         envvar="DXSERIAL_KICK_OLD",
         help="A second TCP client replaces the first instead of being refused.",
     ),
+    referee: str = typer.Option(
+        "warn",
+        "--referee",
+        envvar="DXSERIAL_REFEREE",
+        help="Check every move against the rules of international draughts: 'off'; 'warn' "
+        "(forward, log the violation with the position, mark the game record); 'strict' (an "
+        "illegal or out-of-turn move is not forwarded and its sender gets a CHAT naming the "
+        "problem).",
+    ),
+    pdn: str | None = typer.Option(
+        None,
+        "--pdn",
+        envvar="DXSERIAL_PDN",
+        help="Write every game as a PDN file into DIR (created readable by you only; a game cut "
+        "short is written with result '*').",
+        show_default=False,
+    ),
     trace: str | None = typer.Option(
         None,
         "--trace",
@@ -167,6 +184,15 @@ def bridge_command(
     start_byte, end_byte = given["start_byte"], given["end_byte"]
     echo_timeout, max_attempts = given["echo_timeout"], given["max_attempts"]
     on_invalid, kick_old, trace = given["on_invalid"], given["kick_old"], given["trace"]
+    referee, pdn = given["referee"], given["pdn"]
+    if referee not in ("off", "warn", "strict"):
+        raise ConfigError(f"--referee: {referee!r} is not 'off', 'warn' or 'strict'")
+    pdn_dir = Path(pdn) if pdn else None
+    if pdn_dir is not None:
+        try:
+            pdn_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise ConfigError(f"--pdn: cannot use {pdn_dir}: {exc.strerror or exc}") from None
     configure_logging(given["verbose"], given["quiet"])
     if not port:
         raise ConfigError("no serial port: name one (dxserial bridge /dev/ttyUSB0) or set 'port'")
@@ -208,6 +234,8 @@ def bridge_command(
         connect=parse_endpoint(connect) if connect is not None else None,
         on_invalid=_on_invalid(on_invalid),
         kick_old=kick_old,
+        referee=_referee(referee),
+        pdn=pdn_dir,
     )
     writer = TraceWriter(Path(trace)) if trace is not None else None
     try:
@@ -236,6 +264,8 @@ CONFIG_KEYS: dict[str, type] = {
     "echo_timeout": float,
     "max_attempts": int,
     "on_invalid": str,
+    "referee": str,
+    "pdn": str,
     "kick_old": bool,
     "trace": str,
     "verbose": int,
@@ -257,6 +287,10 @@ def _merge_config(
         if source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
             merged[key] = value
     return merged
+
+
+def _referee(value: str) -> Literal["off", "warn", "strict"]:
+    return "off" if value == "off" else "strict" if value == "strict" else "warn"
 
 
 def _on_invalid(value: str) -> Literal["drop", "forward"]:

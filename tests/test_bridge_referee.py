@@ -1,0 +1,118 @@
+"""The referee in the real bridge: warn and strict, duplicates, and the PDN records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import wait_until
+from helpers.peers import DxpClient, NulModemPeer
+from helpers.rig import RigFactory
+
+from dxserial.draughts import Position, parse_pdn_move
+from dxserial.record import read_pdn
+
+NAME = "Probe".ljust(32)
+GAMEREQ = f"R01{NAME}Z001075A".encode()  # the serial engine (initiator) plays White
+GAMEACC = f"A{'Tcp'.ljust(32)}0".encode()
+
+
+def open_game(peer: NulModemPeer, client: DxpClient) -> None:
+    peer.send(GAMEREQ)
+    assert client.expect() == GAMEREQ
+    client.send(GAMEACC)
+    assert peer.expect() == GAMEACC
+    peer.send(b"M0000342900")  # 34-29
+    assert client.expect() == b"M0000342900"
+
+
+def test_warn_forwards_an_illegal_move_and_logs_it_with_the_position(rig_factory: RigFactory) -> None:
+    rig = rig_factory(bridge_args=("--referee", "warn"))
+    with NulModemPeer(rig.peer_path, seed=1) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        open_game(peer, client)
+        client.send(b"M0000252000")  # 25-20: backwards for a black man, never legal
+        assert peer.expect() == b"M0000252000"  # warn: the serial engine still gets it
+    wait_until(lambda: "referee:" in rig.log(), what="the referee's verdict")
+    line = next(x for x in rig.log().splitlines() if "referee:" in x)
+    assert "25-20" in line and "illegal move" in line
+    assert "position B:" in line and line.endswith("(forwarded)")
+
+
+def test_strict_refuses_an_illegal_move_and_tells_its_sender(rig_factory: RigFactory) -> None:
+    rig = rig_factory(bridge_args=("--referee", "strict"))
+    with NulModemPeer(rig.peer_path, seed=2) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        open_game(peer, client)
+        client.send(b"M0000252000")  # 25-20: backwards for Black, never legal
+        chat = client.expect()
+        assert chat.startswith(b"Creferee: ")
+        client.send(b"M0000192400")  # 19-24: legal
+        assert peer.expect() == b"M0000192400"  # the first thing the serial engine sees
+    log = rig.log()
+    assert "not forwarded; told the sender" in log
+
+
+def test_strict_refuses_a_move_out_of_turn(rig_factory: RigFactory) -> None:
+    rig = rig_factory(bridge_args=("--referee", "strict"))
+    with NulModemPeer(rig.peer_path, seed=3) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        open_game(peer, client)
+        peer.send(b"M0000322800")  # White again: Black is to move
+        assert peer.expect().startswith(b"Creferee: ")
+        client.send(b"M0000192400")
+        assert peer.expect() == b"M0000192400"
+        peer.send(b"M0000322800")  # now it is White's turn: forwarded
+        assert client.expect() == b"M0000322800"
+
+
+def test_nulmodem_duplicate_is_dropped_in_both_modes(rig_factory: RigFactory) -> None:
+    for mode in ("warn", "strict"):
+        rig = rig_factory(bridge_args=("--referee", mode))
+        with NulModemPeer(rig.peer_path, seed=4) as peer, \
+                DxpClient("127.0.0.1", rig.port) as client:
+            open_game(peer, client)
+            peer.send(b"M0000342900")  # the same move again, as a retransmission delivers it
+            peer.send(b"Cafter")
+            assert client.expect() == b"Cafter"  # the repeat never reached the TCP engine
+        wait_until(lambda: "duplicate 'M0000342900' dropped" in rig.log(), what="the drop")
+        rig.bridge.terminate()
+        rig.bridge.wait(10)
+        rig.log_path.unlink()
+
+
+def test_scan_game_is_refereed_clean_and_recorded(
+    rig_factory: RigFactory, scan_game: list[dict[str, str]], tmp_path: Path
+) -> None:
+    games = tmp_path / "games"
+    rig = rig_factory(bridge_args=("--referee", "strict", "--pdn", str(games)))
+    with NulModemPeer(rig.peer_path, seed=5) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        for entry in scan_game[:155]:  # the game, its GAMEEND exchange and Scan's CHAT
+            raw = entry["message"].encode()
+            if entry["from"] == "initiator":
+                peer.send(raw)
+                assert client.expect() == raw
+            else:
+                client.send(raw)
+                assert peer.expect() == raw
+        wait_until(lambda: games.exists() and any(games.iterdir()), what="the PDN file")
+    assert "referee:" not in rig.log()
+    (path,) = list(games.iterdir())
+    assert path.stat().st_mode & 0o777 == 0o600
+    (record,) = read_pdn(path)
+    assert record.result == "1-1"  # E20: a draw
+    position = Position.start()
+    for move in record.moves:
+        position = position.play(parse_pdn_move(position, move.text))
+    assert position.to_fen() == "W:WK7:BK6,35"
+
+
+def test_game_cut_short_is_written_with_a_star(rig_factory: RigFactory, tmp_path: Path) -> None:
+    games = tmp_path / "games"
+    rig = rig_factory(bridge_args=("--pdn", str(games)))
+    with NulModemPeer(rig.peer_path, seed=6) as peer:
+        with DxpClient("127.0.0.1", rig.port) as client:
+            open_game(peer, client)
+        wait_until(lambda: "went away" in rig.log(), what="the hang-up")
+        with DxpClient("127.0.0.1", rig.port):  # the next engine: the old game is over
+            wait_until(lambda: games.exists() and any(games.iterdir()), what="the PDN file")
+    (path,) = list(games.iterdir())
+    (record,) = read_pdn(path)
+    assert record.result == "*"
+    assert [m.text for m in record.moves] == ["34-29"]
