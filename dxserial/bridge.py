@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import ipaddress
 import logging
 import os
 import time
@@ -59,6 +60,42 @@ SERIAL: Side = "serial"
 TCP: Side = "tcp"
 
 
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _allowed(host: str, networks: tuple[IPNetwork, ...]) -> bool:
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in network for network in networks)
+
+
+def _is_console(text: str) -> bool:
+    return text.lstrip().lower().startswith("console")
+
+
+def _console_blocked_by_default(config: BridgeConfig) -> bool:
+    """On unless told otherwise whenever someone beyond this machine could send a CHAT."""
+    if config.block_console is not None:
+        return config.block_console
+    if config.connect is not None:
+        return not _is_loopback(config.connect[0])
+    host = config.listen[0] if config.listen is not None else "127.0.0.1"
+    return not _is_loopback(host)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: assume it reaches beyond this machine
+
+
 def _other(side: Side) -> Side:
     return TCP if side == SERIAL else SERIAL
 
@@ -87,6 +124,11 @@ class BridgeConfig:
     connect: tuple[str, int] | None = None
     on_invalid: Literal["drop", "forward"] = "drop"
     kick_old: bool = False
+    # Only clients from these networks may connect (empty: anyone who can reach the port).
+    allow: tuple[IPNetwork, ...] = ()
+    # Drop CHATs that start with "console " (Moby Dam runs them as commands). None: on
+    # when the TCP side listens beyond loopback or connects out.
+    block_console: bool | None = None
     # Hard cap per direction. Readers pause at LinkDriver's high-water mark (64), but one
     # read may carry thousands of short messages; beyond this cap they are reported lost.
     max_pending: int = 32768
@@ -137,7 +179,9 @@ class Bridge:
             "duplicates": 0,
             "violations": 0,
             "lost": 0,
+            "blocked": 0,
         }
+        self._console_blocked = _console_blocked_by_default(config)
 
     # ------------------------------------------------------------------ set-up
 
@@ -276,6 +320,15 @@ class Bridge:
     # ------------------------------------------------------------------ tcp side
 
     async def _on_client(self, link: TcpLink) -> None:
+        if self.cfg.allow and not _allowed(link.peer_host, self.cfg.allow):
+            self._event(
+                logging.WARNING,
+                f"refused TCP client {link.peer}: not in --allow "
+                f"({', '.join(str(n) for n in self.cfg.allow)})",
+                kind="refused client",
+            )
+            await link.close()
+            return
         if self._peer is not None:
             if not self.cfg.kick_old:
                 self._event(
@@ -397,6 +450,17 @@ class Bridge:
             )
             if self.trace is not None:
                 self.trace.message(direction, raw, msg=msg, action="duplicate")
+            return
+        if self._console_blocked and isinstance(msg, Chat) and _is_console(msg.text):
+            self.counters["blocked"] += 1
+            self._event(
+                logging.WARNING,
+                f"{direction}: CHAT '{escape(raw)}' blocked: it would make some engines run a "
+                "command (--allow-console lets it through)",
+                kind=f"console {direction}",
+            )
+            if self.trace is not None:
+                self.trace.message(direction, raw, msg=msg, action="blocked")
             return
         self._learn_roles(sender, msg)
         error: str | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import signal
 import sys
@@ -11,7 +12,7 @@ from typing import Any, Literal
 
 import typer
 
-from dxserial.bridge import Bridge, BridgeConfig, NulModemSettings
+from dxserial.bridge import Bridge, BridgeConfig, IPNetwork, NulModemSettings
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging, parse_byte
 from dxserial.config import load_config
@@ -133,6 +134,23 @@ def bridge_command(
         envvar="DXSERIAL_KICK_OLD",
         help="A second TCP client replaces the first instead of being refused.",
     ),
+    allow: list[str] | None = typer.Option(
+        None,
+        "--allow",
+        envvar="DXSERIAL_ALLOW",
+        help="Accept TCP clients only from these address ranges (e.g. 192.168.1.0/24; repeat "
+        "the option or separate with commas); everyone else is refused with a log line. "
+        "Default: whoever can reach the listening address.",
+        show_default=False,
+    ),
+    block_console: bool | None = typer.Option(
+        None,
+        "--block-console/--allow-console",
+        envvar="DXSERIAL_BLOCK_CONSOLE",
+        help="Drop CHATs starting with 'console ' (Moby Dam runs them as commands). Default: "
+        "blocked when listening beyond loopback or connecting out, allowed on 127.0.0.1.",
+        show_default=False,
+    ),
     referee: str = typer.Option(
         "warn",
         "--referee",
@@ -185,6 +203,7 @@ def bridge_command(
     echo_timeout, max_attempts = given["echo_timeout"], given["max_attempts"]
     on_invalid, kick_old, trace = given["on_invalid"], given["kick_old"], given["trace"]
     referee, pdn = given["referee"], given["pdn"]
+    allow_nets = _networks(given["allow"])
     if referee not in ("off", "warn", "strict"):
         raise ConfigError(f"--referee: {referee!r} is not 'off', 'warn' or 'strict'")
     pdn_dir = Path(pdn) if pdn else None
@@ -235,6 +254,8 @@ def bridge_command(
         on_invalid=_on_invalid(on_invalid),
         kick_old=kick_old,
         referee=_referee(referee),
+        allow=allow_nets,
+        block_console=given["block_console"],
         pdn=pdn_dir,
     )
     writer = TraceWriter(Path(trace)) if trace is not None else None
@@ -265,6 +286,8 @@ CONFIG_KEYS: dict[str, type] = {
     "max_attempts": int,
     "on_invalid": str,
     "referee": str,
+    "allow": str,
+    "block_console": bool,
     "pdn": str,
     "kick_old": bool,
     "trace": str,
@@ -287,6 +310,26 @@ def _merge_config(
         if source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
             merged[key] = value
     return merged
+
+
+def _networks(values: list[str] | str | None) -> tuple[IPNetwork, ...]:
+    """Address ranges from --allow (repeated or comma-separated) or the config's string."""
+    if not values:
+        return ()
+    items = [values] if isinstance(values, str) else values
+    out: list[IPNetwork] = []
+    for item in items:
+        for text in item.split(","):
+            text = text.strip()
+            if not text:
+                continue
+            try:
+                out.append(ipaddress.ip_network(text, strict=False))
+            except ValueError:
+                raise ConfigError(
+                    f"--allow: {text!r} is not an address or range (e.g. 10.0.0.0/8)"
+                ) from None
+    return tuple(out)
 
 
 def _referee(value: str) -> Literal["off", "warn", "strict"]:

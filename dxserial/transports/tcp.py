@@ -115,13 +115,15 @@ class TcpLink(StreamLink):
     """
 
     peer: str
+    peer_host: str
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peername = writer.get_extra_info("peername")
         if isinstance(peername, tuple) and len(peername) >= 2:
-            self.peer = format_address(str(peername[0]), int(peername[1]))
+            self.peer_host = str(peername[0])
+            self.peer = format_address(self.peer_host, int(peername[1]))
         else:
-            self.peer = str(peername)
+            self.peer_host = self.peer = str(peername)
         super().__init__(f"tcp {self.peer}", reader, writer)
 
     @classmethod

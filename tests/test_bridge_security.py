@@ -1,0 +1,93 @@
+"""Security defaults: who may connect, what may pass, who may read what was recorded."""
+
+from __future__ import annotations
+
+import ast
+import socket
+from pathlib import Path
+
+from helpers import wait_until
+from helpers.peers import DxpClient, NulModemPeer
+from helpers.rig import RigFactory
+
+import dxserial
+from dxserial.bridge import BridgeConfig, _console_blocked_by_default
+
+
+def refused(port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.settimeout(10)
+        return sock.recv(1) == b""
+
+
+def test_a_client_outside_allow_is_refused_with_a_log_line(rig_factory: RigFactory) -> None:
+    rig = rig_factory(bridge_args=("--allow", "10.0.0.0/8,192.168.0.0/16"))
+    assert refused(rig.port)
+    wait_until(lambda: "not in --allow" in rig.log(), what="the refusal logged")
+    assert "refused TCP client 127.0.0.1:" in rig.log()
+    assert rig.bridge.poll() is None
+
+
+def test_a_client_inside_allow_plays(rig_factory: RigFactory) -> None:
+    rig = rig_factory(bridge_args=("--allow", "127.0.0.0/8"))
+    with NulModemPeer(rig.peer_path, seed=1) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        client.send(b"Chello")
+        assert peer.expect() == b"Chello"
+
+
+def test_console_chat_is_blocked_when_asked(rig_factory: RigFactory) -> None:
+    rig = rig_factory(bridge_args=("--block-console",))
+    with NulModemPeer(rig.peer_path, seed=2) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        client.send(b"Cconsole rm -rf /")
+        client.send(b"Cjust talking")
+        assert peer.expect() == b"Cjust talking"
+    assert "CHAT 'Cconsole rm -rf /' blocked" in rig.log()
+
+
+def test_console_chat_passes_on_loopback_by_default(rig_factory: RigFactory) -> None:
+    rig = rig_factory()
+    with NulModemPeer(rig.peer_path, seed=3) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        client.send(b"Cconsole status")
+        assert peer.expect() == b"Cconsole status"
+
+
+def test_console_blocking_defaults_follow_the_exposure() -> None:
+    def blocked(**kw: object) -> bool:
+        return _console_blocked_by_default(BridgeConfig(port="/dev/null", **kw))  # type: ignore[arg-type]
+
+    assert not blocked()
+    assert not blocked(listen=("127.0.0.1", 27531))
+    assert not blocked(listen=("::1", 27531))
+    assert blocked(listen=("0.0.0.0", 27531))
+    assert blocked(listen=("192.168.1.5", 27531))
+    assert blocked(connect=("engine.example", 27531))
+    assert not blocked(connect=("127.0.0.1", 27531))
+    assert not blocked(listen=("0.0.0.0", 27531), block_console=False)
+
+
+def test_trace_and_pdn_files_are_private(rig_factory: RigFactory, tmp_path: Path) -> None:
+    games = tmp_path / "games"
+    rig = rig_factory(bridge_args=("--pdn", str(games)))
+    with NulModemPeer(rig.peer_path, seed=4) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        client.send(b"Chello")
+        assert peer.expect() == b"Chello"
+    assert rig.trace_path.stat().st_mode & 0o777 == 0o600
+    assert games.stat().st_mode & 0o077 == 0
+
+
+def test_nothing_in_dxserial_runs_a_shell() -> None:
+    """No shell=True, os.system or os.popen anywhere in the package."""
+    offenders = []
+    for path in Path(dxserial.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = ast.unparse(node.func)
+                if func in ("os.system", "os.popen", "os.execl", "os.execlp", "os.spawnl"):
+                    offenders.append(f"{path.name}:{node.lineno} {func}")
+                for kw in node.keywords:
+                    if kw.arg == "shell" and not (
+                        isinstance(kw.value, ast.Constant) and kw.value.value is False
+                    ):
+                        offenders.append(f"{path.name}:{node.lineno} shell=")
+    assert offenders == []
