@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""One command for every measured figure: ``python3 bench/run.py`` writes bench/RESULTS.md.
+
+Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS.md):
+
+* ``bridges``: dxserial's bridge (``--link nul``) beside ser2net (``sendon='\\x00'``) and
+  socat (``nodelay``) on the shared harness (``shared/bench/bench.py``, found beside the
+  repository or given with ``--harness``): median round trip and bulk MiB/s with the
+  ascii pattern, medians over ``--repeat`` runs, ratios measured in the same run.
+
+Every figure is a median over repeated runs on the machine described at the top of the
+file; compare ratios within one file, never absolute numbers across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "RESULTS.md"
+FRAME_BYTES = 12  # the harness's frame, 'M0012061100' + NUL
+# A DXP bridge forwards whole messages only, so bulk streams a whole number of frames.
+BULK_BYTES = (2 * 1024 * 1024 // FRAME_BYTES) * FRAME_BYTES
+
+
+def find_harness(given: str | None) -> Path:
+    if given:
+        return Path(given)
+    for parent in HERE.parents:
+        candidate = parent / "shared" / "bench" / "bench.py"
+        if candidate.is_file():
+            return candidate
+    sys.exit("bench: shared/bench/bench.py not found beside the repository; use --harness")
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (
+        f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.2f} at start"
+    )
+
+
+# ----------------------------------------------------------------------- bridges
+
+
+def bridge_configs() -> list[tuple[str, list[str]]]:
+    dx = f"{shutil.which('dxserial') or sys.executable + ' -m dxserial'}"
+    configs = [("pty floor (no bridge)", ["--bridge", "none"])]
+    if shutil.which("ser2net"):
+        configs.append(
+            ("ser2net, sendon='\\x00'", ["--bridge", "ser2net", "--ser2net-opt", "sendon='\\x00'"])
+        )
+    if shutil.which("socat"):
+        configs.append(("socat, nodelay", ["--bridge", "socat", "--socat-tcp-opts", "nodelay"]))
+    configs.append(
+        (
+            "dxserial bridge --link nul",
+            [
+                "--bridge",
+                "cmd",
+                "--bridge-cmd",
+                f"{dx} bridge {{serial}} --link nul --listen 127.0.0.1:{{port}} -q",
+            ],
+        )
+    )
+    return configs
+
+
+def run_bridges(args: argparse.Namespace) -> str:
+    harness = find_harness(args.harness)
+    rows: dict[str, dict[str, list[float]]] = {}
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, extra in bridge_configs():
+            out = Path(tmp) / "out.jsonl"
+            out.unlink(missing_ok=True)
+            cmd = [
+                sys.executable, str(harness), *extra, "--bulk-pattern", "ascii",
+                "--bulk-bytes", str(BULK_BYTES), "--repeat", str(args.repeat),
+                "--n", str(args.frames), "--json-out", str(out), "--label", label,
+            ]
+            print(f"bench: {label} ...", file=sys.stderr, flush=True)
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False, timeout=3600)
+            row = rows.setdefault(label, {"rtt": [], "p99": [], "mibs": [], "intact": []})
+            for line in out.read_text().splitlines() if out.exists() else []:
+                rec = json.loads(line)
+                if "error" in rec:
+                    notes.append(f"{label}: {rec['error']}")
+                elif rec["phase"] == "latency":
+                    row["rtt"].append(rec["us_median"])
+                    row["p99"].append(rec["us_p99"])
+                elif rec.get("MiB_per_s") is not None:
+                    row["mibs"].append(rec["MiB_per_s"])
+                    row["intact"].append(1.0 if rec["intact"] else 0.0)
+    med = {k: _median(v["rtt"]) for k, v in rows.items()}
+    bulk = {k: _median(v["mibs"]) for k, v in rows.items()}
+    ser2net = next((k for k in rows if k.startswith("ser2net")), None)
+    lines = [
+        "| bridge | runs | round trip median µs | p99 µs | bulk MiB/s (ascii) | bulk intact "
+        "| round trip vs ser2net | bulk vs ser2net |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, v in rows.items():
+        vs_rtt = _ratio(med[label], med.get(ser2net) if ser2net else None)
+        vs_bulk = _ratio(bulk[label], bulk.get(ser2net) if ser2net else None)
+        lines.append(
+            f"| {label} | {len(v['rtt'])} | {_fmt(med[label])} | {_fmt(_median(v['p99']))} "
+            f"| {_fmt(bulk[label], 2)} | {int(sum(v['intact']))}/{len(v['intact'])} "
+            f"| {vs_rtt} | {vs_bulk} |"
+        )
+    text = "\n".join(lines)
+    text += (
+        f"\n\nLatency: {args.frames} frames `M0012061100\\0` one at a time. Bulk: "
+        f"{BULK_BYTES} bytes of repeated frames (a whole number of messages: a DXP bridge "
+        "forwards whole messages only), echoed back through the bridge, checked byte for byte."
+    )
+    if notes:
+        text += "\n\nErrors: " + "; ".join(notes)
+    return text
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _ratio(ours: float | None, theirs: float | None) -> str:
+    if ours is None or not theirs:
+        return "-"
+    return f"{ours / theirs:.2f}x"
+
+
+# ----------------------------------------------------------------------- results file
+
+SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
+    "bridges": ("Bridge round trip and bulk throughput beside ser2net and socat", run_bridges),
+}
+
+
+def read_sections() -> dict[str, str]:
+    """The sections of the current RESULTS.md, so ``--only`` keeps the others."""
+    found: dict[str, str] = {}
+    if not RESULTS.exists():
+        return found
+    current: str | None = None
+    body: list[str] = []
+    for line in RESULTS.read_text().splitlines():
+        if line.startswith("<!-- section: "):
+            if current:
+                found[current] = "\n".join(body).strip()
+            current = line.removeprefix("<!-- section: ").removesuffix(" -->")
+            body = []
+        elif current:
+            body.append(line)
+    if current:
+        found[current] = "\n".join(body).strip()
+    return found
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--only", choices=sorted(SECTIONS), action="append")
+    ap.add_argument("--repeat", type=int, default=5, help="runs per configuration (median)")
+    ap.add_argument("--frames", type=int, default=2000, help="latency frames per run")
+    ap.add_argument("--harness", help="path of shared/bench/bench.py")
+    args = ap.parse_args()
+    sections = read_sections()
+    for name in args.only or list(SECTIONS):
+        title, func = SECTIONS[name]
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        sections[name] = f"## {title}\n\nMeasured {stamp} on {machine()}.\n\n{func(args)}"
+    parts = [
+        "# dxserial measured",
+        "",
+        "Written by `python3 bench/run.py` (see its docstring). Each figure is a median over "
+        "repeated runs; ratios compare figures measured in the same run on the same machine.",
+    ]
+    for name in SECTIONS:
+        if name in sections:
+            parts += ["", f"<!-- section: {name} -->", sections[name]]
+    RESULTS.write_text("\n".join(parts) + "\n")
+    print(f"bench: wrote {RESULTS}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
