@@ -71,7 +71,7 @@ def test_nulmodem_duplicate_is_dropped_in_both_modes(rig_factory: RigFactory) ->
             peer.send(b"M0000342900")  # the same move again, as a retransmission delivers it
             peer.send(b"Cafter")
             assert client.expect() == b"Cafter"  # the repeat never reached the TCP engine
-        wait_until(lambda: "duplicate 'M0000342900' dropped" in rig.log(), what="the drop")
+        wait_until(lambda r=rig: "duplicate 'M0000342900' dropped" in r.log(), what="the drop")
         rig.bridge.terminate()
         rig.bridge.wait(10)
         rig.log_path.unlink()

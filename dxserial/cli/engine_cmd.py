@@ -1,0 +1,168 @@
+"""``dxserial engine ENDPOINT``: the built-in engine plays DXP on a serial line or TCP."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+import typer
+
+from dxserial.bridge import NulModemSettings
+from dxserial.cli.app import app
+from dxserial.cli.common import configure_logging, parse_byte
+from dxserial.endpoint import EngineEndpoint, LinkKind, LinkOptions, parse_engine_endpoint
+from dxserial.engine import DEFAULT_DEPTH, DEFAULT_NAME, BackPolicy, Player, PlayerConfig
+from dxserial.engine_runner import EngineRunner, RunResult
+from dxserial.errors import ConfigError
+from dxserial.protocol.messages import Colour
+from dxserial.protocol.session import Role
+from dxserial.transports.serial import SerialSettings
+
+ENDPOINT_HELP = (
+    "Where the peer is: a serial port (/dev/ttyUSB0, a 'dxserial vpair' end, socket://HOST:PORT "
+    "...) spoken to with --link; tcp://HOST:PORT to connect; listen://HOST:PORT to wait for "
+    "one peer (port 0: a free port, printed on the ready line)."
+)
+
+
+def link_options(
+    link: str,
+    baud: int,
+    start_byte: str,
+    end_byte: str,
+    echo_timeout: float,
+    max_attempts: int,
+    connect_timeout: float,
+) -> LinkOptions:
+    """Check the layer-1 options shared by ``engine`` and ``match``."""
+    nulmodem = NulModemSettings(
+        start=parse_byte("--start-byte", start_byte),
+        end=parse_byte("--end-byte", end_byte),
+        timeout=echo_timeout,
+        max_attempts=max_attempts,
+    )
+    if nulmodem.start == nulmodem.end:
+        raise ConfigError("--start-byte and --end-byte must differ")
+    if echo_timeout <= 0 or max_attempts < 1:
+        raise ConfigError("--echo-timeout must be > 0 and --max-attempts >= 1")
+    if connect_timeout <= 0:
+        raise ConfigError("--connect-timeout must be > 0")
+    return LinkOptions(
+        link=link_kind("--link", link),
+        serial=SerialSettings(baudrate=baud),
+        nulmodem=nulmodem,
+        connect_timeout=connect_timeout,
+    )
+
+
+def link_kind(option: str, value: str) -> LinkKind:
+    if value == "nul":
+        return "nul"
+    if value == "nulmodem":
+        return "nulmodem"
+    raise ConfigError(f"{option}: {value!r} is not 'nulmodem' or 'nul'")
+
+
+def parse_colour(option: str, value: str) -> Colour:
+    text = value.strip().upper()
+    if text in ("W", "WHITE"):
+        return Colour.WHITE
+    if text in ("Z", "B", "BLACK"):
+        return Colour.BLACK
+    raise ConfigError(f"{option}: {value!r} is not W (white) or Z (black)")
+
+
+@app.command("engine")
+def engine_command(
+    endpoint: str = typer.Argument(..., metavar="ENDPOINT", help=ENDPOINT_HELP),
+    role: str = typer.Option(
+        ..., "--role", help="'follower' (answers GAMEREQs) or 'initiator' (offers games)."
+    ),
+    link: str = typer.Option(
+        "nulmodem", "--link", help="Layer 1 on a serial port: 'nulmodem' or 'nul'. TCP: NUL."
+    ),
+    baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
+    start_byte: str = typer.Option("0x02", "--start-byte", help="NULMODEM start character."),
+    end_byte: str = typer.Option("0x03", "--end-byte", help="NULMODEM end character."),
+    echo_timeout: float = typer.Option(
+        5.0, "--echo-timeout", help="NULMODEM: seconds to wait for an echo before starting over."
+    ),
+    max_attempts: int = typer.Option(
+        5, "--max-attempts", help="NULMODEM: failed attempts in a row before the link is down."
+    ),
+    connect_timeout: float = typer.Option(
+        10.0, "--connect-timeout", help="tcp://: keep trying to connect for this many seconds."
+    ),
+    name: str = typer.Option(DEFAULT_NAME, "--name", help="Engine name sent in GAMEREQ/GAMEACC."),
+    depth: int = typer.Option(DEFAULT_DEPTH, "--depth", help="Search depth in plies."),
+    seed: int | None = typer.Option(
+        None,
+        "--seed",
+        help="Seed for choosing among equal moves (default: random).",
+        show_default=False,
+    ),
+    backreq: str = typer.Option(
+        "accept", "--backreq", help="Answer a BACKREQ: 'accept' (K0, go back) or 'decline' (K1)."
+    ),
+    games: int = typer.Option(2, "--games", help="Initiator: games to offer."),
+    minutes: int = typer.Option(5, "--time", help="Initiator: minutes per player in GAMEREQ."),
+    moves: int = typer.Option(
+        75,
+        "--moves",
+        help="Initiator: moves field of GAMEREQ. Either role ends a game as a draw (GAMEEND "
+        "reason 2) when it is to move after that many full moves; 0: no limit.",
+    ),
+    colour: str = typer.Option(
+        "W", "--colour", help="Initiator: the follower's colour in game 1 (W or Z); alternates."
+    ),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
+) -> None:
+    """Play DXP with the built-in engine (a small alpha-beta search) on ENDPOINT.
+
+    Prints a ready line, then one line per game ('game 1: 2-0 (Black has no legal move)').
+    Exit code 0 when the session ended normally (stop code 1 exchanged) or on Ctrl-C /
+    SIGTERM; 1 (one-line error) when the peer broke the protocol or the link was lost.
+    """
+    configure_logging(verbose, quiet)
+    if role not in ("follower", "initiator"):
+        raise ConfigError(f"--role: {role!r} is not 'follower' or 'initiator'")
+    if backreq not in ("accept", "decline"):
+        raise ConfigError(f"--backreq: {backreq!r} is not 'accept' or 'decline'")
+    options = link_options(
+        link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
+    )
+    config = PlayerConfig(
+        role=Role(role),
+        name=name,
+        depth=depth,
+        backreq=BackPolicy(backreq),
+        games=games,
+        minutes=minutes,
+        moves=moves,
+        colour=parse_colour("--colour", colour),
+        seed=seed,
+    )
+    where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
+    result = asyncio.run(_run(Player(config), where, verbose >= 1))
+    sys.stdout.flush()
+    if result.code:
+        print(f"dxserial: error: {result.message}", file=sys.stderr)
+    raise typer.Exit(result.code)
+
+
+def _line(text: str) -> None:
+    print(text, flush=True)
+
+
+async def _run(player: Player, endpoint: EngineEndpoint, log_messages: bool) -> RunResult:
+    runner = EngineRunner(player, endpoint, log_messages=log_messages, on_line=_line)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, runner.stop)
+    try:
+        return await runner.run()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,133 @@
+"""``dxserial match A B``: two follower engines play each other, dxserial relays and referees."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import signal
+import sys
+from pathlib import Path
+
+import typer
+
+from dxserial.cli.app import app
+from dxserial.cli.common import configure_logging
+from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
+from dxserial.endpoint import EngineEndpoint, parse_engine_endpoint
+from dxserial.engine import DEFAULT_NAME, check_name
+from dxserial.errors import ConfigError
+from dxserial.match import FailurePolicy, Match, MatchConfig, Progress
+
+
+@app.command("match")
+def match_command(
+    endpoint_a: str = typer.Argument(..., metavar="ENDPOINT_A", help=ENDPOINT_HELP),
+    endpoint_b: str = typer.Argument(..., metavar="ENDPOINT_B", help="The other engine."),
+    games: int = typer.Option(2, "--games", help="Games to play; A has White in odd games."),
+    minutes: int = typer.Option(5, "--time", help="Minutes per player sent in each GAMEREQ."),
+    moves: int = typer.Option(
+        75, "--moves", help="Move limit: a game is a draw after this many full moves (0: none)."
+    ),
+    pdn: Path = typer.Option(
+        Path("games"), "--pdn", help="Directory for one PDN file per game (created if needed)."
+    ),
+    on_engine_failure: str = typer.Option(
+        "stop",
+        "--on-engine-failure",
+        help="When an engine fails or vanishes it loses that game; then 'stop' the match "
+        "(exit 1) or 'continue' (its endpoint is opened again for the next game).",
+    ),
+    move_timeout: float = typer.Option(
+        60.0, "--move-timeout", help="Seconds an engine may take for one move or answer."
+    ),
+    connect_timeout: float = typer.Option(
+        30.0,
+        "--connect-timeout",
+        help="Seconds to reach an engine (tcp:// retries, listen:// waits).",
+    ),
+    link: str = typer.Option(
+        "nulmodem", "--link", help="Layer 1 on serial endpoints: 'nulmodem' or 'nul'."
+    ),
+    link_a: str | None = typer.Option(
+        None, "--link-a", help="Layer 1 for engine A only.", show_default=False
+    ),
+    link_b: str | None = typer.Option(
+        None, "--link-b", help="Layer 1 for engine B only.", show_default=False
+    ),
+    baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
+    start_byte: str = typer.Option("0x02", "--start-byte", help="NULMODEM start character."),
+    end_byte: str = typer.Option("0x03", "--end-byte", help="NULMODEM end character."),
+    echo_timeout: float = typer.Option(
+        5.0, "--echo-timeout", help="NULMODEM: seconds to wait for an echo before starting over."
+    ),
+    max_attempts: int = typer.Option(
+        5, "--max-attempts", help="NULMODEM: failed attempts in a row before the link is down."
+    ),
+    name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
+) -> None:
+    """Play a match between two follower engines; dxserial is the initiator to both.
+
+    Moves are relayed byte for byte after a strict referee has checked them; an illegal
+    move loses the game and is not relayed. Shows a live line on a terminal (plain lines
+    otherwise) and a results table at the end. Exit code 0 when the match ran to its last game
+    (forfeits included); 1 when it stopped early (--on-engine-failure stop, Ctrl-C, SIGTERM).
+    """
+    configure_logging(verbose, quiet)
+    if on_engine_failure not in ("stop", "continue"):
+        raise ConfigError(f"--on-engine-failure: {on_engine_failure!r} is not 'stop' or 'continue'")
+    if games < 1 or not 0 <= moves <= 999 or not 0 <= minutes <= 999:
+        raise ConfigError("--games must be >= 1, --moves and --time 0..999")
+    if move_timeout <= 0 or connect_timeout <= 0:
+        raise ConfigError("--move-timeout and --connect-timeout must be > 0")
+    options = link_options(
+        link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
+    )
+    endpoints = []
+    for text, own in ((endpoint_a, link_a), (endpoint_b, link_b)):
+        these = (
+            options
+            if own is None
+            else dataclasses.replace(options, link=link_kind("--link-a/--link-b", own))
+        )
+        endpoints.append(EngineEndpoint(parse_engine_endpoint(text), these))
+    config = MatchConfig(
+        games=games,
+        minutes=minutes,
+        moves=moves,
+        pdn_dir=pdn,
+        on_engine_failure=FailurePolicy(on_engine_failure),
+        move_timeout=move_timeout,
+        connect_timeout=connect_timeout,
+        name=check_name(name),
+        log_messages=verbose >= 1,
+    )
+    match = Match(endpoints[0], endpoints[1], config, progress=_progress())
+    completed = asyncio.run(_run(match))
+    sys.stdout.flush()
+    if not completed:
+        print(
+            f"dxserial: error: match stopped after {len(match.summaries)} game(s): {match.stopped}",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
+
+
+def _progress() -> Progress:
+    def write(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    return Progress(write, live=sys.stdout.isatty())
+
+
+async def _run(match: Match) -> bool:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, match.stop)
+    try:
+        return await match.run()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

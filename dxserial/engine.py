@@ -1,0 +1,466 @@
+"""The built-in engine as a sans-I/O player: messages from the peer in, messages to send out.
+
+A :class:`Player` is what ``dxserial engine`` runs on a port, and what tests wire to another
+player in memory.  It keeps a :class:`~dxserial.protocol.session.Session` for its role (so it
+can never speak out of turn: every message it sends is checked there first) and the game's
+positions, one per ply, so a take-back is a slice.  It does no I/O and reads no clock of its
+own: the clock is passed in, so tests are reproducible.
+
+Rules it follows (decided here where DXP leaves a choice):
+
+* **One message at a time.**  :meth:`Player.receive` returns what to send, in order (for
+  instance GAMEACC then the first MOVE when the follower has White); the runner hands them
+  to a layer-1 link that writes each on its own.
+* **Move limit.**  The GAMEREQ's moves field (``000``: no limit) is read as the length of
+  the game: once that many full moves are played (2 x moves plies since the game's start,
+  net of take-backs), the side to move ends the game with GAMEEND reason 2 (draw) instead of
+  moving.  This is what Scan 2.0 does with ``075`` (150 plies, then ``E20``).  When the peer
+  is to move at the limit the player waits: if the peer plays on, the player ends the game
+  at its own next turn.
+* **No legal move.**  When it is to move and has none, it resigns: GAMEEND reason 1.
+* **Stop codes.**  A follower always asks to go on (stop code 0) and serves games until the
+  initiator stops.  An initiator asks to go on until the last of its games, whose GAMEEND
+  exchange (sent or answered) carries stop code 1.
+* **GAMEACC.**  A GAMEREQ of another protocol version is refused with code 1 (the session
+  stops); a form-B position that is not a position is refused with code 2 (this game only).
+* **BACKREQ** is answered with K0 (and the game goes back) or K1, as configured.
+* **Leniency.**  A peer's repeat of its previous message that would be out of turn (a
+  NULMODEM retransmission) is ignored.  A GAMEEND answer with a reason other than 0 is taken
+  as the answer: pydraughts 0.6.7 answers with the reason it received.  Anything else out
+  of turn, and an illegal move, is the peer's failure: :class:`PeerError`.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dxserial import __version__
+from dxserial.draughts import IllegalMoveError, Position, RulesError, match_dxp_move, to_dxp_move
+from dxserial.errors import ConfigError, DialogueError, DuplicateMessageError, ProtocolError
+from dxserial.protocol.messages import (
+    NAME_LEN,
+    AcceptCode,
+    BackAccept,
+    BackCode,
+    BackRequest,
+    Chat,
+    Colour,
+    EndReason,
+    GameAccept,
+    GameEnd,
+    GameRequest,
+    Message,
+    Move,
+    StopCode,
+)
+from dxserial.protocol.session import (
+    DialogueEvent,
+    GameEnded,
+    GameRefused,
+    GameStarted,
+    Phase,
+    Role,
+    Session,
+    TakeBack,
+)
+from dxserial.search import choose_move
+
+__all__ = [
+    "DEFAULT_DEPTH",
+    "DEFAULT_NAME",
+    "BackPolicy",
+    "GameBegun",
+    "GameOver",
+    "Note",
+    "PeerError",
+    "Player",
+    "PlayerConfig",
+    "PlayerEvent",
+    "check_name",
+    "colour_name",
+    "make_chat",
+]
+
+DEFAULT_NAME = f"dxserial {__version__}"
+DEFAULT_DEPTH = 3
+_MAX_CHAT = 126
+_MAX_SECONDS = 9999
+
+
+class BackPolicy(enum.StrEnum):
+    """How the player answers a BACKREQ."""
+
+    ACCEPT = "accept"  # K0, and the game goes back
+    DECLINE = "decline"  # K1: take-back not supported
+
+
+def colour_name(colour: Colour) -> str:
+    return "White" if colour is Colour.WHITE else "Black"
+
+
+def check_name(name: str) -> str:
+    """An engine name DXP can carry: 1..32 printable ASCII characters, no leading blank."""
+    if not 1 <= len(name) <= NAME_LEN:
+        raise ConfigError(f"name {name!r}: must be 1 to {NAME_LEN} characters")
+    if not all(0x20 <= ord(c) < 0x7F for c in name):
+        raise ConfigError(f"name {name!r}: only printable ASCII characters")
+    if name.startswith(" "):
+        raise ConfigError(f"name {name!r}: must not start with a blank")
+    return name
+
+
+@dataclass(frozen=True)
+class PlayerConfig:
+    """What the player is told.  The game options (``games`` .. ``colour``) are the
+    initiator's; a follower takes them from each GAMEREQ."""
+
+    role: Role
+    name: str = DEFAULT_NAME
+    depth: int = DEFAULT_DEPTH
+    backreq: BackPolicy = BackPolicy.ACCEPT
+    games: int = 2
+    minutes: int = 5
+    moves: int = 75
+    colour: Colour = Colour.WHITE  # the follower's colour in the first game
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        check_name(self.name)
+        if self.depth < 1:
+            raise ConfigError(f"depth {self.depth}: must be at least 1")
+        if self.games < 1:
+            raise ConfigError(f"games {self.games}: must be at least 1")
+        if not 0 <= self.minutes <= 999:
+            raise ConfigError(f"minutes {self.minutes}: must be 0..999")
+        if not 0 <= self.moves <= 999:
+            raise ConfigError(f"moves {self.moves}: must be 0..999 (0: no limit)")
+
+
+# --------------------------------------------------------------------------- events
+
+
+@dataclass(frozen=True)
+class PlayerEvent:
+    """Base of what :meth:`Player.events` reports for the runner to log or print."""
+
+
+@dataclass(frozen=True)
+class Note(PlayerEvent):
+    """Something worth a log line (a CHAT, an ignored duplicate, a take-back)."""
+
+    text: str
+    level: int = logging.INFO
+
+
+@dataclass(frozen=True)
+class GameBegun(PlayerEvent):
+    number: int
+    our_colour: Colour
+    opponent: str
+
+
+@dataclass(frozen=True)
+class GameOver(PlayerEvent):
+    """A finished game: PDN ``result`` (``2-0``, ``1-1``, ``0-2``, ``*``) and why."""
+
+    number: int
+    result: str
+    reason: str
+    plies: int
+    our_colour: Colour
+
+    @property
+    def line(self) -> str:
+        return f"game {self.number}: {self.result} ({self.reason})"
+
+
+class PeerError(ProtocolError):
+    """The peer broke the protocol or the rules; ``farewell`` is a CHAT telling it why."""
+
+    def __init__(self, message: str, *, side: str, farewell: Chat | None = None) -> None:
+        super().__init__(message, side=side)
+        self.farewell = farewell
+
+
+def make_chat(text: str) -> Chat:
+    """A CHAT of ``text`` that DXP can carry (printable ASCII, at most 126 characters)."""
+    clean = "".join(c if 0x20 <= ord(c) < 0x7F else "?" for c in text)
+    if len(clean) > _MAX_CHAT:
+        clean = clean[: _MAX_CHAT - 3] + "..."
+    return Chat(text=clean or "?")
+
+
+# --------------------------------------------------------------------------- the player
+
+
+@dataclass
+class _Game:
+    number: int
+    positions: list[Position] = field(default_factory=list)  # [k]: after k plies
+
+    @property
+    def position(self) -> Position:
+        return self.positions[-1]
+
+
+class Player:
+    """One DXP engine; see the module docstring for the rules it plays by."""
+
+    def __init__(self, config: PlayerConfig, *, clock: Callable[[], float] = time.monotonic):
+        self.config = config
+        self.session = Session(config.role)
+        self._clock = clock
+        self._rng = random.Random(config.seed)
+        self._events: list[PlayerEvent] = []
+        self._game: _Game | None = None
+        self._games = 0  # games started (follower) or offered (initiator)
+        self._turn_since = clock()
+        self._finished = False
+        self.outcome: str | None = None  # why the session ended, once it has
+        self.ok = True  # False if it ended without playing what was asked (refused)
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def role(self) -> Role:
+        return self.config.role
+
+    @property
+    def done(self) -> bool:
+        """The session is over: nothing more will be sent or expected."""
+        return self._finished or self.session.phase is Phase.STOPPED
+
+    @property
+    def position(self) -> Position | None:
+        return self._game.position if self._game is not None else None
+
+    def events(self) -> list[PlayerEvent]:
+        out, self._events = self._events, []
+        return out
+
+    # ------------------------------------------------------------------ input
+
+    def start(self) -> list[Message]:
+        """What to send once the link is up: the first GAMEREQ of an initiator."""
+        self._turn_since = self._clock()
+        if self.role is Role.INITIATOR and self.session.phase is Phase.IDLE and not self._games:
+            return self._offer()
+        return []
+
+    def receive(self, msg: Message) -> list[Message]:
+        """Take one message from the peer; return the messages to send, in order.
+
+        Raises :class:`PeerError` when the peer broke the dialogue or played an illegal move.
+        """
+        self._turn_since = self._clock()
+        peer = self.role.other
+        if isinstance(msg, Chat):
+            self._note(f"chat from the {peer}: {msg.text}")
+            return []
+        try:
+            events = self.session.receive(msg)
+        except DuplicateMessageError as exc:
+            self._note(f"ignored: {exc}", logging.WARNING)
+            return []
+        except DialogueError as exc:
+            events = self._lenient_answer(msg, exc)
+        out: list[Message] = []
+        if isinstance(msg, GameRequest):
+            out += self._answer_request(msg)
+        elif isinstance(msg, Move):
+            self._apply_move(msg)
+        elif isinstance(msg, BackRequest):
+            out += self._answer_back_request(msg)
+        elif isinstance(msg, GameEnd) and self.session.must_answer is msg:
+            out += self._send(GameEnd(reason=EndReason.NONE, stop=self._stop_wish()))
+        self._handle(events)
+        return out + self._after()
+
+    def abandon(self) -> list[Message]:
+        """Leaving (a signal): end the game and the session if it is our move to do so."""
+        phase = self.session.phase
+        if phase.game_running and self.session.our_turn:
+            return self._send(GameEnd(reason=EndReason.NONE, stop=StopCode.STOP))
+        if phase is Phase.ENDING and self.session.must_answer is not None:
+            return self._send(GameEnd(reason=EndReason.NONE, stop=StopCode.STOP))
+        return []
+
+    # ------------------------------------------------------------------ helpers
+
+    def _note(self, text: str, level: int = logging.INFO) -> None:
+        self._events.append(Note(text, level))
+
+    def _lenient_answer(self, msg: Message, exc: DialogueError) -> list[DialogueEvent]:
+        """A GAMEEND answer with a non-zero reason counts as the answer; else ``exc``."""
+        d = self.session.dialogue
+        if (
+            isinstance(msg, GameEnd)
+            and d.phase is Phase.ENDING
+            and d.awaiting is self.role.other
+            and msg.reason is not EndReason.NONE
+        ):
+            self._note(
+                f"the {self.role.other} answered GAMEEND with reason {msg.reason.value}, "
+                "not 0; taken as the answer",
+                logging.WARNING,
+            )
+            return self.session.receive(GameEnd(reason=EndReason.NONE, stop=msg.stop))
+        raise PeerError(str(exc), side=self.role.other.value) from None
+
+    def _send(self, msg: Message) -> list[Message]:
+        """Check our own message against the dialogue (a violation here is our bug)."""
+        self._handle(self.session.send(msg))
+        return [msg]
+
+    def _handle(self, events: list[DialogueEvent]) -> None:
+        for event in events:
+            if isinstance(event, GameStarted):
+                self._begin(event)
+            elif isinstance(event, GameRefused):
+                self._note(
+                    f"the follower refused game {self._games} (GAMEACC code {event.code.value})",
+                    logging.WARNING,
+                )
+                if event.code is not AcceptCode.REFUSE_THIS_GAME:
+                    self.ok = False
+            elif isinstance(event, TakeBack):
+                assert self._game is not None
+                del self._game.positions[event.ply + 1 :]
+                self._note(
+                    f"take-back to move {event.move_number}, {colour_name(event.to_move)} "
+                    f"to move (asked by the {event.requested_by})"
+                )
+            elif isinstance(event, GameEnded):
+                self._end(event)
+
+    def _after(self) -> list[Message]:
+        """Whatever is due now: our move, the next GAMEREQ, or nothing."""
+        phase = self.session.phase
+        if phase is Phase.STOPPED:
+            if self.outcome is None:
+                self.outcome = self.session.dialogue.stop_reason
+            return []
+        if phase.game_running and self.session.our_turn:
+            return self._play()
+        if phase is Phase.IDLE and self.role is Role.INITIATOR and not self._finished:
+            if self._games < self.config.games:
+                return self._offer()
+            # Only a refused last game (GAMEACC code 2) gets here: the last game's GAMEEND
+            # exchange always stops the session.
+            self._finished = True
+            self.ok = False
+            self.outcome = f"the follower refused game {self._games}; no games are left"
+        return []
+
+    # ------------------------------------------------------------------ games
+
+    def _offer(self) -> list[Message]:
+        self._games += 1
+        first = self.config.colour
+        colour = first if self._games % 2 == 1 else first.other
+        request = GameRequest(
+            name=self.config.name,
+            follower_colour=colour,
+            minutes=self.config.minutes,
+            moves=self.config.moves,
+        )
+        return self._send(request)
+
+    def _answer_request(self, request: GameRequest) -> list[Message]:
+        if request.version != 1:
+            return self._send(GameAccept(name=self.config.name, code=AcceptCode.VERSION_DIFFERS))
+        try:
+            Position.from_gamereq(request)
+        except RulesError as exc:
+            self._note(f"refused a game from an impossible position: {exc}", logging.WARNING)
+            return self._send(GameAccept(name=self.config.name, code=AcceptCode.REFUSE_THIS_GAME))
+        return self._send(GameAccept(name=self.config.name, code=AcceptCode.ACCEPT))
+
+    def _begin(self, event: GameStarted) -> None:
+        if self.role is Role.FOLLOWER:
+            self._games += 1
+            opponent = event.request.name
+        else:
+            opponent = event.accept.name
+        self._game = _Game(self._games, [Position.from_gamereq(event.request)])
+        colour = self.session.our_colour
+        assert colour is not None
+        self._events.append(GameBegun(self._games, colour, opponent))
+
+    def _apply_move(self, msg: Move) -> None:
+        game = self._game
+        assert game is not None
+        try:
+            move = match_dxp_move(game.position, msg)
+        except IllegalMoveError as exc:
+            peer = self.role.other
+            raise PeerError(
+                f"{peer} played {exc} (position {game.position.to_fen()})",
+                side=peer.value,
+                farewell=make_chat(f"{self.config.name}: {exc}"),
+            ) from None
+        game.positions.append(game.position.play(move))
+
+    def _answer_back_request(self, msg: BackRequest) -> list[Message]:
+        if self.session.must_answer is not msg:
+            return []  # void: it crossed our GAMEEND
+        if self.config.backreq is BackPolicy.ACCEPT:
+            return self._send(BackAccept(code=BackCode.ACCEPTED))
+        return self._send(BackAccept(code=BackCode.NOT_SUPPORTED))
+
+    def _limit_reached(self) -> bool:
+        request = self.session.dialogue.game_request
+        return bool(request and request.moves and self.session.dialogue.plies >= 2 * request.moves)
+
+    def _stop_wish(self) -> StopCode:
+        if self.role is Role.INITIATOR and self._games >= self.config.games:
+            return StopCode.STOP
+        return StopCode.CONTINUE
+
+    def _play(self) -> list[Message]:
+        game = self._game
+        assert game is not None
+        position = game.position
+        if position.is_lost():
+            return self._send(GameEnd(reason=EndReason.RESIGN, stop=self._stop_wish()))
+        if self._limit_reached():
+            return self._send(GameEnd(reason=EndReason.DRAW, stop=self._stop_wish()))
+        move = choose_move(position, self.config.depth, self._rng)
+        assert move is not None  # is_lost() was false
+        seconds = min(_MAX_SECONDS, max(0, round(self._clock() - self._turn_since)))
+        msg = to_dxp_move(move, seconds)
+        out = self._send(msg)
+        game.positions.append(position.play(move))
+        return out
+
+    def _end(self, event: GameEnded) -> None:
+        game = self._game
+        assert game is not None
+        position = game.position
+        reason = event.initial.reason
+        colour = event.colour
+        name = colour_name(colour)
+        if position.is_lost():
+            result = _win_for(position.turn.other)
+            why = f"{colour_name(position.turn)} has no legal move"
+        elif reason is EndReason.RESIGN:
+            result, why = _win_for(colour.other), f"{name} resigned"
+        elif reason is EndReason.DRAW:
+            result = "1-1"
+            why = "draw: move limit reached" if self._limit_reached() else f"draw: {name} claims it"
+        elif reason is EndReason.WIN:
+            result, why = _win_for(colour), f"{name} claims the win"
+        else:
+            result, why = "*", f"no result: {name} ended the game"
+        our = self.session.our_colour
+        assert our is not None
+        self._events.append(GameOver(game.number, result, why, event.plies, our))
+
+
+def _win_for(colour: Colour) -> str:
+    return "2-0" if colour is Colour.WHITE else "0-2"

@@ -1,0 +1,221 @@
+"""Runs a :class:`~dxserial.engine.Player` on an endpoint: messages in, moves out, under asyncio.
+
+All I/O goes through :class:`~dxserial.linkdriver.LinkDriver` (the same pump the bridge uses),
+so the player speaks NULMODEM or NUL frames on a serial line and NUL frames on TCP without
+knowing which.  The player's work (a search) runs in a worker thread: while it thinks, the
+event loop keeps echoing NULMODEM bytes, so a slow search never looks like a dead line.
+
+Exit status (see :class:`RunResult`): 0 when the session ended as DXP says (stop code 1
+exchanged, or a signal and a clean close), 1 when the peer broke the protocol, the link was
+lost, or the games were refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dxserial.endpoint import EngineEndpoint
+from dxserial.engine import (
+    GameBegun,
+    GameOver,
+    Note,
+    PeerError,
+    Player,
+    colour_name,
+    make_chat,
+)
+from dxserial.errors import DxSerialError, FramingError, MessageError
+from dxserial.linkdriver import LinkDriver
+from dxserial.protocol.messages import Message, escape, parse
+from dxserial.protocol.nulmodem import (
+    LinkDown,
+    LinkProblem,
+    MessageReceived,
+    NulModemEvent,
+)
+from dxserial.transports.base import ByteLink
+
+log = logging.getLogger("dxserial.engine")
+
+#: How long a closing engine waits for its last messages to be delivered.
+DRAIN_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class _Received:
+    raw: bytes
+
+
+@dataclass(frozen=True)
+class _Lost:
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Stop:
+    pass
+
+
+_Item = _Received | _Lost | _Stop
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How the run ended: ``code`` is the process exit status, ``message`` one line."""
+
+    code: int
+    message: str
+
+
+class EngineRunner:
+    """One player on one endpoint, until the session ends, fails, or :meth:`stop` is called."""
+
+    def __init__(
+        self,
+        player: Player,
+        endpoint: EngineEndpoint,
+        *,
+        log_messages: bool = False,
+        on_line: Callable[[str], None] = print,
+    ) -> None:
+        self.player = player
+        self.endpoint = endpoint
+        self._msg_level = logging.INFO if log_messages else logging.DEBUG
+        self._on_line = on_line
+        self._inbox: asyncio.Queue[_Item] = asyncio.Queue()
+        self._driver: LinkDriver | None = None
+        self._lost = False
+        self.results: list[GameOver] = []
+
+    def stop(self) -> None:
+        """Leave cleanly (a signal handler may call this)."""
+        self._inbox.put_nowait(_Stop())
+
+    async def run(self) -> RunResult:
+        where = await self.endpoint.prepare()
+        self._on_line(f"engine ready: {self.player.role}, {where}")
+        port = await self._open()
+        if port is None:
+            return RunResult(0, "stopped before a peer connected")
+        driver = LinkDriver(self.endpoint.make_link(), self._on_event, name="engine")
+        self._driver = driver
+        driver.attach(port)
+        reader = asyncio.create_task(self._read(driver, port), name="engine-reader")
+        try:
+            result = await self._serve()
+            await self._drain()
+            return result
+        finally:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+            await driver.close()
+            await self.endpoint.release(port)
+            await self.endpoint.close()
+
+    async def _open(self) -> ByteLink | None:
+        """Open the endpoint, unless a stop comes first (a listener may wait for long)."""
+        opening = asyncio.create_task(self.endpoint.open())
+        stopping = asyncio.create_task(self._wait_stop())
+        done, _ = await asyncio.wait({opening, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if opening in done:
+            stopping.cancel()
+            await asyncio.gather(stopping, return_exceptions=True)
+            return opening.result()
+        opening.cancel()
+        await asyncio.gather(opening, return_exceptions=True)
+        return None
+
+    async def _wait_stop(self) -> None:
+        while not isinstance(await self._inbox.get(), _Stop):
+            pass
+
+    async def _read(self, driver: LinkDriver, port: ByteLink) -> None:
+        why = await driver.read_until_lost(port)
+        self._lost = True
+        self._inbox.put_nowait(_Lost(str(why) if why else "the peer closed the connection"))
+
+    def _on_event(self, event: NulModemEvent) -> None:
+        if isinstance(event, MessageReceived):
+            self._inbox.put_nowait(_Received(event.raw))
+        elif isinstance(event, LinkDown):
+            self._lost = True
+            self._inbox.put_nowait(_Lost(f"the peer stopped answering: {event.error}"))
+        elif isinstance(event, LinkProblem):
+            log.info("line: %s", event.error)
+
+    # ------------------------------------------------------------------ dialogue
+
+    async def _serve(self) -> RunResult:
+        player = self.player
+        self._send_all(player.start())
+        while not player.done:
+            item = await self._inbox.get()
+            if isinstance(item, _Stop):
+                self._send_all(player.abandon())
+                return RunResult(0, "stopped by a signal")
+            if isinstance(item, _Lost):
+                return RunResult(1, f"link lost: {item.reason}")
+            try:
+                msg = parse(item.raw, strict=False)
+            except MessageError as exc:
+                log.log(self._msg_level, "in  %s (invalid)", escape(item.raw))
+                self._send_all([make_chat(f"invalid message: {exc}")])
+                return RunResult(
+                    1,
+                    f"the {player.role.other} sent an invalid message '{escape(item.raw)}': {exc}",
+                )
+            log.log(self._msg_level, "in  %s (%s)", escape(msg.wire), msg.NAME)
+            for warning in msg.warnings:
+                log.warning("%s: %s", escape(msg.wire), warning)
+            try:
+                out = await asyncio.to_thread(player.receive, msg)
+            except PeerError as exc:
+                self._report()
+                if exc.farewell is not None:
+                    self._send_all([exc.farewell])
+                return RunResult(1, f"protocol failure: {exc}")
+            self._report()
+            self._send_all(out)
+        if player.ok:
+            return RunResult(0, f"session ended: {player.outcome}")
+        return RunResult(1, f"session ended: {player.outcome}")
+
+    def _send_all(self, messages: list[Message]) -> None:
+        driver = self._driver
+        assert driver is not None
+        for msg in messages:
+            log.log(self._msg_level, "out %s (%s)", escape(msg.wire), msg.NAME)
+            try:
+                driver.send(msg.wire)
+            except FramingError as exc:
+                raise DxSerialError(f"cannot send {msg.NAME}: {exc}") from None
+
+    def _report(self) -> None:
+        for event in self.player.events():
+            if isinstance(event, GameOver):
+                self.results.append(event)
+                self._on_line(event.line)
+            elif isinstance(event, GameBegun):
+                log.info(
+                    "game %d: playing %s against %s",
+                    event.number,
+                    colour_name(event.our_colour),
+                    event.opponent or "?",
+                )
+            elif isinstance(event, Note):
+                log.log(event.level, "%s", event.text)
+
+    async def _drain(self) -> None:
+        """Give the last messages (the final GAMEEND) time to be delivered."""
+        driver = self._driver
+        if driver is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DRAIN_TIMEOUT
+        while (driver.link.queued or not driver.link.idle) and loop.time() < deadline:
+            if self._lost:
+                return
+            await asyncio.sleep(0.01)

@@ -1,0 +1,755 @@
+"""A match between two follower engines, with dxserial as the initiator towards both.
+
+Each game is offered to both engines with opposite colours (engine A has White in odd games,
+Black in even ones).  A move from the side to move is judged by a strict
+:class:`~dxserial.referee.Referee` and, if legal, relayed byte for byte to the other engine.
+Every game is written as PDN.  All I/O goes through
+:class:`~dxserial.linkdriver.LinkDriver`, one per engine.
+
+Decisions (the protocol leaves them to the organiser):
+
+* **How a game ends.**  When the side to move has no legal move it loses.  When the game
+  reaches its move limit (``moves`` full moves, 2 x moves plies) it is a draw.  An engine
+  that sends GAMEEND itself gets the referee's result: reason 1 loses, 2 is a draw, 3 wins
+  (its claim is taken), 0 is ``*`` unless the board has decided.  dxserial then runs the
+  GAMEEND exchange on both connections: where dxserial is to move it sends GAMEEND (on
+  behalf of the absent opponent: 1 when that opponent lost, 2 for a draw, 3 when it won,
+  else the engine's own reason); where the engine is to move, dxserial waits for its
+  GAMEEND (or its next MOVE, which is not relayed, and then sends its own).
+* **Illegal moves.**  A MOVE in turn that the rules forbid is not relayed and loses the
+  game for its sender, with the referee's reason ("White (A) played an illegal move 32-27:
+  ..."); the sender gets a CHAT saying why.  Messages out of turn are logged and dropped.
+* **BACKREQ** from an engine is answered with K1 (take-backs are not relayed in a match).
+* **A failed engine** (link lost, no move within ``move_timeout``, refused the game) loses
+  the game by forfeit; if both failed, the result is ``*``.  With ``on_engine_failure``
+  ``stop`` the match ends there (after the GAMEEND exchange with the other engine, stop
+  code 1); with ``continue`` the failed engine's endpoint is opened again for the next game
+  and every game it cannot play is another forfeit.
+* **Stop codes.**  0 between games, 1 after the last game (and when the match stops).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dxserial.endpoint import EngineEndpoint
+from dxserial.engine import DEFAULT_NAME, colour_name
+from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
+from dxserial.linkdriver import LinkDriver
+from dxserial.protocol.messages import (
+    AcceptCode,
+    BackAccept,
+    BackCode,
+    BackRequest,
+    Chat,
+    Colour,
+    EndReason,
+    GameAccept,
+    GameEnd,
+    GameRequest,
+    Message,
+    Move,
+    StopCode,
+    escape,
+    parse,
+)
+from dxserial.protocol.nulmodem import LinkDown, LinkProblem, MessageReceived, NulModemEvent
+from dxserial.protocol.session import MovePlayed, Phase, Role, Session
+from dxserial.record import GameRecord, Recorder, write_pdn
+from dxserial.referee import GameResult, Policy, Referee, Verdict, chat_for
+from dxserial.transports.base import ByteLink
+
+__all__ = ["FailurePolicy", "GameSummary", "Match", "MatchConfig", "Progress", "Standing"]
+
+log = logging.getLogger("dxserial.match")
+
+#: After a signal, how long the engines get to finish the GAMEEND exchange.
+_INTERRUPT_GRACE = 2.0
+
+
+class FailurePolicy(enum.StrEnum):
+    STOP = "stop"
+    CONTINUE = "continue"
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    games: int = 2
+    minutes: int = 5
+    moves: int = 75
+    pdn_dir: Path = Path("games")
+    on_engine_failure: FailurePolicy = FailurePolicy.STOP
+    move_timeout: float = 60.0
+    connect_timeout: float = 30.0
+    name: str = DEFAULT_NAME
+    event: str = "dxserial match"
+    log_messages: bool = False
+
+
+@dataclass
+class Standing:
+    """One engine's score: a win is 2 points, a draw 1 (as in ``2-0`` / ``1-1``)."""
+
+    label: str
+    name: str
+    where: str
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    unfinished: int = 0
+
+    @property
+    def points(self) -> int:
+        return 2 * self.wins + self.draws
+
+    @property
+    def played(self) -> int:
+        return self.wins + self.draws + self.losses + self.unfinished
+
+
+@dataclass(frozen=True)
+class GameSummary:
+    number: int
+    white: str  # engine label, "A" or "B"
+    black: str
+    result: GameResult
+    plies: int
+    pdn: Path | None
+
+
+# --------------------------------------------------------------------------- display
+
+
+class Progress:
+    """The match on stdout: a live line on a terminal, plain lines otherwise."""
+
+    def __init__(self, write: Callable[[str], None], *, live: bool) -> None:
+        self._write = write
+        self.live = live
+        self._showing = False
+        self.games = 0
+        self.status = ""
+
+    def line(self, text: str) -> None:
+        """A line that stays (the live line is cleared first and redrawn after)."""
+        if self._showing:
+            self._write("\r\x1b[K")
+            self._showing = False
+        self._write(text + "\n")
+        self._redraw()
+
+    def update(self, text: str) -> None:
+        """The live line: the game in progress (nothing when not on a terminal)."""
+        self.status = text
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if self.live and self.status:
+            self._write("\r\x1b[K" + self.status)
+            self._showing = True
+
+    def clear(self) -> None:
+        self.status = ""
+        if self._showing:
+            self._write("\r\x1b[K")
+            self._showing = False
+
+
+def results_table(standings: list[Standing], games: int) -> list[str]:
+    """The final table, one engine per row."""
+    width = max(len(f"{s.label}  {s.name}") for s in standings)
+    head = f"  {'engine'.ljust(width)}  {'W':>3} {'D':>3} {'L':>3} {'*':>3}  score"
+    rows = [f"results after {games} game(s) (win 2, draw 1):", head]
+    for s in standings:
+        who = f"{s.label}  {s.name}".ljust(width)
+        rows.append(
+            f"  {who}  {s.wins:>3} {s.draws:>3} {s.losses:>3} {s.unfinished:>3}"
+            f"  {s.points}/{2 * s.played}   ({s.where})"
+        )
+    return rows
+
+
+# --------------------------------------------------------------------------- engines
+
+
+@dataclass(frozen=True)
+class _Lost:
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Invalid:
+    raw: bytes
+    error: str
+
+
+_Payload = Message | _Lost | _Invalid
+
+
+@dataclass(frozen=True)
+class _Item:
+    side: _Side | None  # None: stop requested
+    generation: int
+    payload: _Payload | None
+
+
+class _Interrupted(Exception):
+    """The match was asked to stop (a signal)."""
+
+
+@dataclass(eq=False)
+class _Side:
+    """One follower engine: its endpoint, and while connected, its link and dialogue."""
+
+    label: str
+    endpoint: EngineEndpoint
+    name: str = ""
+    driver: LinkDriver | None = None
+    port: ByteLink | None = None
+    reader: asyncio.Task[None] | None = None
+    session: Session = field(default_factory=lambda: Session(Role.INITIATOR))
+    generation: int = 0
+    failure: str | None = None  # failed during a game (it loses that game)
+    gone: str | None = None  # left between games or after the last one
+
+    @property
+    def usable(self) -> bool:
+        return self.driver is not None and self.failure is None and self.gone is None
+
+    @property
+    def title(self) -> str:
+        return f"{self.name} ({self.label})" if self.name else self.label
+
+    @property
+    def connected(self) -> bool:
+        return self.driver is not None
+
+
+def _end_result(reason: EndReason, colour: Colour, title: str) -> GameResult:
+    """The result of a GAMEEND an engine started (the board had not decided the game)."""
+    who = f"{colour_name(colour)} {title}"
+    if reason is EndReason.RESIGN:
+        return GameResult.win_for(colour.other, f"{who} resigned")
+    if reason is EndReason.DRAW:
+        return GameResult("1-1", f"draw: {who} ended the game as a draw")
+    if reason is EndReason.WIN:
+        return GameResult.win_for(colour, f"{who} claims the win")
+    return GameResult("*", f"no result: {who} ended the game without a reason")
+
+
+def _clean_name(name: str, fallback: str) -> str:
+    name = name.strip()
+    return name[:32] if name else fallback
+
+
+class Match:
+    """Plays ``config.games`` games between the engines at two endpoints."""
+
+    def __init__(
+        self,
+        a: EngineEndpoint,
+        b: EngineEndpoint,
+        config: MatchConfig,
+        *,
+        progress: Progress | None = None,
+    ) -> None:
+        self.cfg = config
+        self.sides = (_Side("A", a), _Side("B", b))
+        self.progress = progress or Progress(lambda text: None, live=False)
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._msg_level = logging.INFO if config.log_messages else logging.DEBUG
+        self.summaries: list[GameSummary] = []
+        self.standings = {
+            s.label: Standing(s.label, s.label, s.endpoint.spec.text) for s in self.sides
+        }
+        self.stopped: str | None = None  # why the match ended early
+        self._record: GameRecord | None = None  # the game being played
+        self._held: deque[_Item] = deque()  # read early (a move right after GAMEACC)
+        self._stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        """Ask the match to stop (a signal handler may call this)."""
+        self._stopping.set()
+        self._queue.put_nowait(_Item(None, 0, None))
+
+    # ------------------------------------------------------------------ the match
+
+    async def run(self) -> bool:
+        """Play the match; True if every game was played to the end."""
+        try:
+            for side in self.sides:
+                where = await side.endpoint.prepare()
+                listening = side.endpoint.listen_address
+                if listening is not None:
+                    self.standings[side.label].where = f"listen://{listening}"
+                self.progress.line(f"engine {side.label}: {where}")
+            self.progress.line(
+                f"match: {self.cfg.games} game(s), {self.cfg.moves or 'no'} move limit, "
+                f"PDN in {self.cfg.pdn_dir}"
+            )
+            for number in range(1, self.cfg.games + 1):
+                summary = await self._game(number)
+                if summary is not None:
+                    self._score(summary)
+                if self.stopped is not None:
+                    break
+                failed = [s for s in self.sides if s.failure]
+                if failed and self.cfg.on_engine_failure is FailurePolicy.STOP:
+                    who = ", ".join(f"engine {s.title}: {s.failure}" for s in failed)
+                    self.stopped = f"{who} (--on-engine-failure stop)"
+                    break
+            self.progress.clear()
+            for row in results_table(list(self.standings.values()), len(self.summaries)):
+                self.progress.line(row)
+            return self.stopped is None
+        finally:
+            for side in self.sides:
+                await self._disconnect(side)
+                await side.endpoint.close()
+
+    def _score(self, summary: GameSummary) -> None:
+        self.summaries.append(summary)
+        winner = summary.result.winner
+        for label, colour in ((summary.white, Colour.WHITE), (summary.black, Colour.BLACK)):
+            standing = self.standings[label]
+            if summary.result.result == "1-1":
+                standing.draws += 1
+            elif winner is None:
+                standing.unfinished += 1
+            elif winner is colour:
+                standing.wins += 1
+            else:
+                standing.losses += 1
+
+    def _score_text(self) -> str:
+        a, b = (self.standings[s.label] for s in self.sides)
+        return f"A {a.points} - {b.points} B after {len(self.summaries)} game(s)"
+
+    # ------------------------------------------------------------------ connections
+
+    async def _connect(self, side: _Side) -> None:
+        """Open the engine's endpoint (a stop request cuts a long wait short)."""
+        opening = asyncio.create_task(side.endpoint.open(self.cfg.connect_timeout))
+        stopping = asyncio.create_task(self._stopping.wait())
+        await asyncio.wait({opening, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not opening.done():
+            opening.cancel()
+            await asyncio.gather(opening, stopping, return_exceptions=True)
+            raise _Interrupted
+        await asyncio.gather(stopping, return_exceptions=True)
+        port = opening.result()
+        side.generation += 1
+        generation = side.generation
+
+        def on_event(event: NulModemEvent) -> None:
+            if isinstance(event, MessageReceived):
+                self._post(side, generation, self._parse(event.raw))
+            elif isinstance(event, LinkDown):
+                self._post(side, generation, _Lost(f"the engine stopped answering: {event.error}"))
+            elif isinstance(event, LinkProblem):
+                log.info("engine %s line: %s", side.label, event.error)
+
+        driver = LinkDriver(side.endpoint.make_link(), on_event, name=f"engine-{side.label}")
+        side.driver, side.port, side.session = driver, port, Session(Role.INITIATOR)
+        driver.attach(port)
+        side.reader = asyncio.create_task(self._read(side, generation, driver, port))
+        log.info("engine %s connected: %s", side.label, side.endpoint.describe())
+
+    async def _read(self, side: _Side, generation: int, driver: LinkDriver, port: ByteLink) -> None:
+        why = await driver.read_until_lost(port)
+        self._post(side, generation, _Lost(str(why) if why else "the engine closed the connection"))
+
+    @staticmethod
+    def _parse(raw: bytes) -> Message | _Invalid:
+        try:
+            return parse(raw, strict=False)
+        except MessageError as exc:
+            return _Invalid(raw, str(exc))
+
+    def _post(self, side: _Side, generation: int, payload: _Payload) -> None:
+        self._queue.put_nowait(_Item(side, generation, payload))
+
+    async def _disconnect(self, side: _Side) -> None:
+        driver, port, reader = side.driver, side.port, side.reader
+        side.driver = side.port = side.reader = None
+        if reader is not None:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+        if driver is not None:
+            await self._drain(driver)
+            await driver.close()
+        if port is not None:
+            await side.endpoint.release(port)
+
+    @staticmethod
+    async def _drain(driver: LinkDriver, timeout: float = 5.0) -> None:
+        """Let the last messages (a final GAMEEND) reach the engine before closing."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while driver.port is not None and driver.link.queued and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+
+    def _fail(self, side: _Side, reason: str) -> None:
+        if side.failure is None:
+            side.failure = reason
+            self.progress.line(f"engine {side.title} failed: {reason}")
+
+    # ------------------------------------------------------------------ messages
+
+    def _send(self, side: _Side, msg: Message) -> None:
+        """Send to one engine; its dialogue is checked first (a violation is our bug)."""
+        if not side.usable:
+            return
+        assert side.driver is not None
+        side.session.send(msg)
+        log.log(self._msg_level, "-> %s: %s", side.label, escape(msg.wire))
+        try:
+            side.driver.send(msg.wire)
+        except DxSerialError as exc:
+            self._fail(side, f"cannot send to it: {exc}")
+
+    async def _next(self, deadline: float) -> _Item | None:
+        """The next current item from either engine, or None at ``deadline``."""
+        loop = asyncio.get_running_loop()
+        while True:
+            if self._held:
+                item = self._held.popleft()
+            else:
+                left = deadline - loop.time()
+                if left <= 0:
+                    return None
+                try:
+                    item = await asyncio.wait_for(self._queue.get(), left)
+                except TimeoutError:
+                    return None
+            if item.side is None:
+                raise _Interrupted
+            if item.generation == item.side.generation and item.side.driver is not None:
+                return item
+
+    def _intake(self, side: _Side, payload: _Payload | None) -> Message | None:
+        """Check one message from ``side`` against its dialogue; None if nothing to act on.
+
+        CHAT is logged, BACKREQ answered with K1, anything invalid or out of turn logged and
+        dropped (a strict referee relays nothing of it).  A lost link fails the engine.
+        """
+        if isinstance(payload, _Lost):
+            if side.session.phase in (Phase.IDLE, Phase.STOPPED):
+                # Between games or after the last one: leaving is no failure (yet).
+                log.info("engine %s left: %s", side.label, payload.reason)
+                side.gone = payload.reason
+            else:
+                self._fail(side, f"link lost: {payload.reason}")
+            return None
+        if isinstance(payload, _Invalid):
+            log.warning(
+                "engine %s sent an invalid message '%s' (dropped): %s",
+                side.label,
+                escape(payload.raw),
+                payload.error,
+            )
+            return None
+        if payload is None:
+            return None
+        msg = payload
+        log.log(self._msg_level, "<- %s: %s", side.label, escape(msg.wire))
+        if isinstance(msg, Chat):
+            log.info("chat from engine %s: %s", side.label, msg.text)
+            return None
+        try:
+            side.session.receive(msg)
+        except DuplicateMessageError as exc:
+            log.warning("engine %s: %s (dropped)", side.label, exc)
+            return None
+        except DialogueError as exc:
+            log.warning("engine %s: %s (not relayed)", side.label, exc)
+            return None
+        if isinstance(msg, BackRequest):
+            log.info("engine %s asked for a take-back: declined (K1)", side.label)
+            self._send(side, BackAccept(code=BackCode.NOT_SUPPORTED))
+            return None
+        return msg
+
+    # ------------------------------------------------------------------ one game
+
+    async def _game(self, number: int) -> GameSummary | None:
+        """Play game ``number``; None if the match was interrupted before it started."""
+        a, b = self.sides
+        white, black = (a, b) if number % 2 == 1 else (b, a)
+        colours = {white.label: Colour.WHITE, black.label: Colour.BLACK}
+        last = number == self.cfg.games
+        self.progress.update(f"game {number}/{self.cfg.games}: starting")
+        recorder = Recorder(event=self.cfg.event, site="dxserial")
+        referee = Referee(Policy.STRICT)
+        self._record = None
+        result: GameResult | None = None
+        reasons: dict[str, EndReason] = {}
+        interrupted = False
+        try:
+            for side in self.sides:
+                if side.connected and not side.usable:
+                    await self._disconnect(side)
+                side.failure = side.gone = None
+                if not side.connected:
+                    try:
+                        await self._connect(side)
+                    except DxSerialError as exc:
+                        self._fail(side, f"cannot reach it: {exc}")
+            accepted = await self._offer(number, white, black)
+            self.progress.line(f"game {number}: White {white.title} vs Black {black.title}")
+            if accepted is not None:
+                result, reasons = await self._play(number, referee, recorder, accepted, colours)
+        except _Interrupted:
+            interrupted = True
+            result = GameResult("*", "match interrupted")
+        if result is None:
+            result = self._failure_result(white, black)
+            survivors = [s for s in (white, black) if not s.failure]
+            if len(survivors) == 1 and not interrupted:
+                reasons = {survivors[0].label: EndReason.RESIGN}  # the opponent forfeits
+        failed = any(s.failure for s in self.sides)
+        stop = last or interrupted or (failed and self.cfg.on_engine_failure is FailurePolicy.STOP)
+        self.progress.update(f"game {number}/{self.cfg.games}: {result.result}, ending")
+        try:
+            await self._end_exchange(
+                reasons,
+                StopCode.STOP if stop else StopCode.CONTINUE,
+                timeout=_INTERRUPT_GRACE if interrupted else self.cfg.move_timeout,
+            )
+        except _Interrupted:
+            interrupted = True
+        if interrupted:
+            self.stopped = "interrupted"
+            if self._record is None and not any(s.failure for s in self.sides):
+                self.progress.update("")
+                return None  # not started: nothing to record or score
+        path = self._write_record(number, white, black, result)
+        self.progress.update("")
+        self.progress.line(
+            f"game {number}: {result.result} ({result.reason})" + (f" -> {path}" if path else "")
+        )
+        plies = referee.dialogue.plies if referee.game else 0
+        return GameSummary(number, white.label, black.label, result, plies, path)
+
+    def _failure_result(self, white: _Side, black: _Side) -> GameResult:
+        failed = [s for s in (white, black) if s.failure]
+        if not failed:
+            return GameResult("*", "match interrupted")
+        if len(failed) == 2:
+            return GameResult("*", f"both engines failed: {white.failure}; {black.failure}")
+        loser = failed[0]
+        colour = Colour.WHITE if loser is white else Colour.BLACK
+        return GameResult.win_for(
+            colour.other, f"{colour_name(colour)} {loser.title} forfeits: {loser.failure}"
+        )
+
+    async def _offer(self, number: int, white: _Side, black: _Side) -> dict[str, GameAccept] | None:
+        """GAMEREQ to both; their GAMEACCs when both accepted, else None (a side failed)."""
+        if white.failure or black.failure:
+            return None
+        for side, colour in ((white, Colour.WHITE), (black, Colour.BLACK)):
+            self._send(
+                side,
+                GameRequest(
+                    name=self.cfg.name,
+                    follower_colour=colour,
+                    minutes=self.cfg.minutes,
+                    moves=self.cfg.moves,
+                ),
+            )
+        accepted: dict[str, GameAccept] = {}
+        early: list[_Item] = []
+        try:
+            return await self._accepts(number, white, black, accepted, early)
+        finally:
+            self._held.extend(early)  # the game (or its end) reads them next
+
+    async def _accepts(
+        self,
+        number: int,
+        white: _Side,
+        black: _Side,
+        accepted: dict[str, GameAccept],
+        early: list[_Item],
+    ) -> dict[str, GameAccept] | None:
+        deadline = asyncio.get_running_loop().time() + self.cfg.move_timeout
+        while len(accepted) < 2:
+            if white.failure or black.failure:
+                return None
+            item = await self._next(deadline)
+            if item is None:
+                for side in (white, black):
+                    if side.label not in accepted:
+                        self._fail(side, f"no GAMEACC within {self.cfg.move_timeout:g} s")
+                return None
+            assert item.side is not None
+            if item.side.label in accepted:
+                early.append(item)  # e.g. White's first move, before Black has accepted
+                continue
+            msg = self._intake(item.side, item.payload)
+            if isinstance(msg, GameAccept):
+                side = item.side
+                side.name = _clean_name(msg.name, side.label)
+                self.standings[side.label].name = side.name
+                if msg.code is not AcceptCode.ACCEPT:
+                    self._fail(side, f"refused game {number} (GAMEACC code {msg.code.value})")
+                    return None
+                accepted[side.label] = msg
+        return accepted
+
+    async def _play(
+        self,
+        number: int,
+        referee: Referee,
+        recorder: Recorder,
+        accepted: dict[str, GameAccept],
+        colours: dict[str, Colour],
+    ) -> tuple[GameResult | None, dict[str, EndReason]]:
+        """Relay moves until the game is decided; the result and the GAMEEND reasons."""
+        a, b = self.sides
+        roles = {a.label: Role.INITIATOR, b.label: Role.FOLLOWER}
+        other = {a.label: b, b.label: a}
+
+        def judge(msg: Message, role: Role) -> Verdict:
+            verdict = referee.observe(msg, role)
+            recorder.observe(msg, role, verdict)
+            return verdict
+
+        request = GameRequest(
+            name=a.name or "A",
+            follower_colour=colours[b.label],
+            minutes=self.cfg.minutes,
+            moves=self.cfg.moves,
+        )
+        judge(request, Role.INITIATOR)
+        start = judge(accepted[b.label], Role.FOLLOWER)
+        self._record = recorder.current
+        if start.result is not None:  # a start position where the side to move has lost
+            return start.result, {}
+        to_move = a if colours[a.label] is Colour.WHITE else b
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.cfg.move_timeout
+        while True:
+            if a.failure or b.failure:
+                return None, {}
+            item = await self._next(deadline)
+            if item is None:
+                self._fail(to_move, f"no move within {self.cfg.move_timeout:g} s")
+                return None, {}
+            side = item.side
+            assert side is not None
+            msg = self._intake(side, item.payload)
+            if msg is None:
+                continue
+            opponent = other[side.label]
+            colour = colours[side.label]
+            if isinstance(msg, GameEnd):
+                result = referee.decided or _end_result(msg.reason, colour, side.title)
+                return result, {opponent.label: msg.reason}
+            if not isinstance(msg, Move):
+                log.warning("engine %s: %s ignored during the game", side.label, msg.NAME)
+                continue
+            verdict = judge(msg, roles[side.label])
+            if not verdict.ok:
+                self._send(side, chat_for(verdict))
+                result = GameResult.win_for(
+                    colour.other, f"{colour_name(colour)} {side.title} played an {verdict.problem}"
+                )
+                return result, {side.label: EndReason.WIN, opponent.label: EndReason.RESIGN}
+            self._send(opponent, msg)
+            played = next((e for e in verdict.events if isinstance(e, MovePlayed)), None)
+            move_no = played.move_number if played else 0
+            self.progress.update(
+                f"game {number}/{self.cfg.games}: move {move_no} "
+                f"{colour_name(colour)} {verdict.pdn}  |  {self._score_text()}"
+            )
+            if verdict.result is not None:
+                return verdict.result, {side.label: EndReason.RESIGN, opponent.label: EndReason.WIN}
+            moves = self.cfg.moves
+            if moves and referee.dialogue.plies >= 2 * moves:
+                result = GameResult("1-1", f"draw: move limit of {moves} moves reached")
+                return result, {side.label: EndReason.DRAW, opponent.label: EndReason.DRAW}
+            to_move = opponent
+            deadline = loop.time() + self.cfg.move_timeout
+
+    # ------------------------------------------------------------------ ending
+
+    def _advance_end(self, side: _Side, reason: EndReason, stop: StopCode) -> bool:
+        """One step of the GAMEEND exchange with ``side``; True once it is over there."""
+        s = side.session
+        if not side.usable:
+            return True
+        if s.phase is Phase.BACK_REQUESTED and s.must_answer is not None:
+            self._send(side, BackAccept(code=BackCode.NOT_SUPPORTED))
+        if s.phase.game_running and s.our_turn:
+            self._send(side, GameEnd(reason=reason, stop=stop))
+        elif s.phase is Phase.ENDING and s.must_answer is not None:
+            self._send(side, GameEnd(reason=EndReason.NONE, stop=stop))
+        return s.phase in (Phase.IDLE, Phase.STOPPED) or not side.usable
+
+    async def _end_exchange(
+        self, reasons: dict[str, EndReason], stop: StopCode, *, timeout: float
+    ) -> None:
+        """Finish the game on both connections (see the module docstring)."""
+        pending: set[str] = set()
+        for side in self.sides:
+            if side.connected and not side.usable:
+                await self._disconnect(side)
+            elif side.connected and not self._advance_end(
+                side, reasons.get(side.label, EndReason.NONE), stop
+            ):
+                pending.add(side.label)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while pending:
+            item = await self._next(deadline)
+            if item is None:
+                for side in self.sides:
+                    if side.label in pending:
+                        self._fail(side, "did not finish the GAMEEND exchange in time")
+                        await self._disconnect(side)
+                return
+            sender = item.side
+            assert sender is not None
+            msg = self._intake(sender, item.payload)
+            if isinstance(msg, Move):
+                log.info("engine %s: MOVE after the end of the game (not relayed)", sender.label)
+            if not sender.usable:
+                pending.discard(sender.label)
+                await self._disconnect(sender)
+            elif sender.label in pending and self._advance_end(
+                sender, reasons.get(sender.label, EndReason.NONE), stop
+            ):
+                pending.discard(sender.label)
+        for side in self.sides:
+            if side.connected and side.session.phase is Phase.STOPPED:
+                await self._disconnect(side)
+
+    def _write_record(
+        self, number: int, white: _Side, black: _Side, result: GameResult
+    ) -> Path | None:
+        record = self._record
+        if record is None:
+            record = GameRecord(
+                white=white.name or white.label,
+                black=black.name or black.label,
+                event=self.cfg.event,
+                site="dxserial",
+            )
+        record.round = str(number)
+        record.game_number = number
+        record.result = result.result
+        record.termination = result.reason
+        record.tags["WhiteEngine"] = white.label
+        record.tags["BlackEngine"] = black.label
+        try:
+            return write_pdn(record, self.cfg.pdn_dir)
+        except DxSerialError as exc:
+            log.error("game %d not saved: %s", number, exc)
+            return None

@@ -1,0 +1,282 @@
+"""The built-in player, sans I/O: two players wired together in memory under a referee's
+eye, and one player driven message by message through each rule it follows."""
+
+from __future__ import annotations
+
+import pytest
+
+from dxserial.draughts import Position, to_dxp_move
+from dxserial.engine import (
+    BackPolicy,
+    GameBegun,
+    GameOver,
+    Note,
+    PeerError,
+    Player,
+    PlayerConfig,
+    PlayerEvent,
+)
+from dxserial.errors import ConfigError
+from dxserial.protocol.messages import (
+    BackAccept,
+    BackCode,
+    Chat,
+    Colour,
+    EndReason,
+    GameAccept,
+    GameEnd,
+    GameRequest,
+    Message,
+    Move,
+    Piece,
+    StopCode,
+    parse,
+)
+from dxserial.protocol.session import Phase, Role
+from dxserial.referee import Policy, Referee
+
+INI, FOL = Role.INITIATOR, Role.FOLLOWER
+W, Z = Colour.WHITE, Colour.BLACK
+
+
+def m(text: str) -> Message:
+    return parse(text.encode("ascii"))
+
+
+def wire(messages: list[Message]) -> list[str]:
+    return [msg.wire.decode("ascii") for msg in messages]
+
+
+def game_overs(events: list[PlayerEvent]) -> list[GameOver]:
+    return [e for e in events if isinstance(e, GameOver)]
+
+
+def play_out(initiator: Player, follower: Player, limit: int = 5000) -> tuple[Referee, list[str]]:
+    """Deliver every message, in order, through a strict referee; return it and the results."""
+    referee = Referee(Policy.STRICT)
+    players = {INI: initiator, FOL: follower}
+    queue = [(INI, msg) for msg in initiator.start()]
+    results: list[str] = []
+    for _ in range(limit):
+        if not queue:
+            break
+        sender, msg = queue.pop(0)
+        received = parse(msg.wire)  # what the wire carries, as the peer would read it
+        verdict = referee.observe(received, sender)
+        assert verdict.ok, verdict.text
+        if verdict.game_ended is not None:
+            assert verdict.result is not None
+            results.append(verdict.result.result)
+        queue += [(sender.other, reply) for reply in players[sender.other].receive(received)]
+    assert not queue, "the players were still talking"
+    return referee, results
+
+
+def test_two_players_play_several_games_to_the_end() -> None:
+    initiator = Player(PlayerConfig(role=INI, games=3, moves=0, depth=3, seed=1))
+    follower = Player(PlayerConfig(role=FOL, depth=1, seed=2))
+    referee, results = play_out(initiator, follower)
+    assert referee.game == 3
+    assert referee.dialogue.phase is Phase.STOPPED
+    assert initiator.done and follower.done and initiator.ok
+    ours = game_overs(initiator.events())
+    theirs = game_overs(follower.events())
+    assert [g.number for g in ours] == [1, 2, 3]
+    assert [g.result for g in ours] == [g.result for g in theirs] == results
+    # Without a move limit every game is decided on the board, and the deeper search wins.
+    assert all("has no legal move" in g.reason for g in ours)
+    for game in ours:
+        won = (game.result == "2-0") == (game.our_colour is W)
+        assert won, game
+    # The follower's colour alternates: White in game 1 (the default --colour W).
+    assert [g.our_colour for g in theirs] == [W, Z, W]
+
+
+def test_move_limit_ends_games_as_draws_and_the_last_exchange_stops() -> None:
+    initiator = Player(PlayerConfig(role=INI, games=2, moves=10, colour=Z, seed=3))
+    follower = Player(PlayerConfig(role=FOL, seed=4))
+    referee, results = play_out(initiator, follower)
+    assert results == ["1-1", "1-1"]
+    ours = game_overs(initiator.events())
+    assert all(g.plies == 20 and g.reason == "draw: move limit reached" for g in ours)
+    last = referee.dialogue.last_result
+    assert last is not None and last.stop
+    # White is to move at the limit and ends the game: the follower in game 2 (colour Z first).
+    assert last.initial == GameEnd(reason=EndReason.DRAW, stop=StopCode.CONTINUE)
+    assert last.ended_by is FOL
+    assert last.answer.stop is StopCode.STOP
+
+
+def test_follower_accepts_and_moves_first_as_white() -> None:
+    player = Player(PlayerConfig(role=FOL, name="Probe", seed=1))
+    out = player.receive(m(f"R01{'Tester':<32}W005075A"))
+    assert wire(out)[0] == f"A{'Probe':<32}0"
+    assert isinstance(out[1], Move)
+    begun = [e for e in player.events() if isinstance(e, GameBegun)]
+    assert begun == [GameBegun(1, W, "Tester")]
+
+
+def test_follower_refuses_another_protocol_version() -> None:
+    player = Player(PlayerConfig(role=FOL, name="Probe"))
+    out = player.receive(m(f"R02{'Tester':<32}Z005075A"))
+    assert wire(out) == [f"A{'Probe':<32}1"]
+    assert player.done
+
+
+def test_follower_resigns_when_it_has_no_legal_move() -> None:
+    # Black to move; its only man (square 5, on the edge) is blocked by a white man on 10,
+    # which cannot be taken because 14 behind it is occupied too.
+    squares = [Piece.EMPTY] * 50
+    squares[4] = Piece.BLACK_MAN
+    squares[9] = Piece.WHITE_MAN
+    squares[13] = Piece.WHITE_MAN
+    position = Position.from_dxp(squares, Z)
+    assert position.is_lost()
+    request = GameRequest(
+        name="Tester", follower_colour=Z, minutes=5, moves=75, to_move=Z, position=tuple(squares)
+    )
+    player = Player(PlayerConfig(role=FOL))
+    out = player.receive(parse(request.wire))
+    assert [type(x) for x in out] == [GameAccept, GameEnd]
+    assert out[1] == GameEnd(reason=EndReason.RESIGN, stop=StopCode.CONTINUE)
+    out = player.receive(m("E01"))
+    assert out == []
+    (over,) = game_overs(player.events())
+    assert over.line == "game 1: 2-0 (Black has no legal move)"
+    assert player.done
+
+
+def test_follower_answers_gameend_and_waits_for_the_next_game() -> None:
+    player = Player(PlayerConfig(role=FOL))
+    player.receive(m(f"R01{'Tester':<32}Z005075A"))
+    assert player.receive(m("M0000322800")) != []
+    out = player.receive(m("E10"))
+    assert out == [GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE)]
+    (over,) = game_overs(player.events())
+    assert (over.result, over.reason) == ("0-2", "White resigned")
+    assert player.session.phase is Phase.IDLE and not player.done
+
+
+def test_initiator_takes_a_gameend_answer_with_a_reason() -> None:
+    """pydraughts answers a GAMEEND with the reason it received, not 0."""
+    initiator = Player(PlayerConfig(role=INI, games=1, moves=1, colour=Z))
+    initiator.start()
+    first = initiator.receive(m(f"A{'Peer':<32}0"))  # we are White: our first move
+    assert isinstance(first[0], Move)
+    assert initiator.receive(m("M0000192300")) == [
+        GameEnd(reason=EndReason.DRAW, stop=StopCode.STOP)
+    ]
+    assert initiator.receive(m("E21")) == []
+    notes = [e for e in initiator.events() if isinstance(e, Note)]
+    assert any("taken as the answer" in n.text for n in notes)
+    assert initiator.done
+
+
+def test_backreq_accept_goes_back_and_moves_again() -> None:
+    player = Player(PlayerConfig(role=FOL, seed=5, backreq=BackPolicy.ACCEPT))
+    player.receive(m(f"R01{'Tester':<32}Z005075A"))
+    reply = player.receive(m("M0000322800"))
+    assert len(reply) == 1 and isinstance(reply[0], Move)
+    out = player.receive(m("B001Z"))  # back to move 1, Black to move: before our reply
+    assert out[0] == BackAccept(code=BackCode.ACCEPTED)
+    assert isinstance(out[1], Move)  # Black to move again: it plays
+    assert player.position is not None and player.position.turn is W
+    assert player.session.dialogue.plies == 2
+
+
+def test_backreq_decline_answers_k1_and_nothing_changes() -> None:
+    player = Player(PlayerConfig(role=FOL, seed=5, backreq=BackPolicy.DECLINE))
+    player.receive(m(f"R01{'Tester':<32}Z005075A"))
+    player.receive(m("M0000322800"))
+    assert player.receive(m("B001W")) == [BackAccept(code=BackCode.NOT_SUPPORTED)]
+    assert player.session.dialogue.plies == 2
+
+
+def test_chat_is_noted_and_duplicates_are_ignored() -> None:
+    player = Player(PlayerConfig(role=FOL))
+    assert player.receive(m("Chello")) == []
+    player.receive(m(f"R01{'Tester':<32}Z005075A"))
+    player.receive(m("M0000322800"))
+    assert player.receive(m("M0000322800")) == []  # a NULMODEM retransmission
+    texts = [e.text for e in player.events() if isinstance(e, Note)]
+    assert texts[0] == "chat from the initiator: hello"
+    assert any(t.startswith("ignored: ") for t in texts)
+
+
+def test_out_of_turn_is_a_peer_error() -> None:
+    player = Player(PlayerConfig(role=FOL))
+    with pytest.raises(PeerError) as info:
+        player.receive(m("M0000322800"))
+    assert info.value.side == "initiator"
+
+
+def test_illegal_move_is_a_peer_error_with_a_farewell() -> None:
+    player = Player(PlayerConfig(role=FOL))
+    player.receive(m(f"R01{'Tester':<32}Z005075A"))
+    with pytest.raises(PeerError) as info:
+        player.receive(m("M0000051000"))
+    assert "illegal move 5-10: no White piece on square 5" in str(info.value)
+    assert isinstance(info.value.farewell, Chat)
+    assert len(info.value.farewell.text) <= 126
+
+
+def test_seconds_field_is_the_time_used() -> None:
+    now = [100.0]
+
+    def clock() -> float:
+        now[0] += 3.4  # every look at the clock: 3.4 s later
+        return now[0]
+
+    player = Player(PlayerConfig(role=FOL, seed=1), clock=clock)
+    player.receive(m(f"R01{'Tester':<32}Z005075A"))
+    (reply,) = player.receive(m("M0000322800"))
+    assert isinstance(reply, Move) and reply.seconds == 3
+
+
+def test_initiator_alternates_colours_and_gives_its_moves() -> None:
+    player = Player(PlayerConfig(role=INI, games=2, minutes=7, moves=40, colour=Z, name="Ini"))
+    (request,) = player.start()
+    assert wire([request]) == [f"R01{'Ini':<32}Z007040A"]
+    player.receive(m(f"A{'Peer':<32}0"))
+    position = player.position
+    assert position is not None and position.turn is Z  # we played White's first move
+    reply = to_dxp_move(position.legal_moves()[0])
+    player.receive(reply)
+    out = player.receive(m("E10"))  # the follower ends game 1: ours says go on
+    assert out[0] == GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE)
+    assert isinstance(out[1], GameRequest) and out[1].follower_colour is W
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "text"),
+    [
+        ({"name": ""}, "name"),
+        ({"name": "x" * 33}, "name"),
+        ({"name": " lead"}, "blank"),
+        ({"depth": 0}, "depth"),
+        ({"games": 0}, "games"),
+        ({"moves": 1000}, "moves"),
+    ],
+)
+def test_bad_config(kwargs: dict[str, object], text: str) -> None:
+    with pytest.raises(ConfigError, match=text):
+        PlayerConfig(role=FOL, **kwargs)  # type: ignore[arg-type]
+
+
+def test_refused_game_ends_the_initiator() -> None:
+    player = Player(PlayerConfig(role=INI, games=2))
+    player.start()
+    assert player.receive(m(f"A{'Peer':<32}3")) == []
+    assert player.done and not player.ok
+    assert player.session.phase is Phase.STOPPED
+    assert player.outcome is not None and "code 3" in player.outcome
+
+
+def test_initiator_offers_the_next_game_after_a_refusal() -> None:
+    player = Player(PlayerConfig(role=INI, games=2, colour=W))
+    player.start()
+    (again,) = player.receive(m(f"A{'Peer':<32}2"))  # not this game: the next one comes
+    assert isinstance(again, GameRequest) and again.follower_colour is Z
+    assert player.receive(m(f"A{'Peer':<32}2")) == []
+    assert player.done and not player.ok
+    assert player.outcome == "the follower refused game 2; no games are left"

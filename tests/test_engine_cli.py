@@ -1,0 +1,147 @@
+"""``dxserial engine`` as a process: on a virtual serial pair (NULMODEM) and on TCP.
+
+The other side is the test itself, thinking with its own in-memory :class:`Player` and
+talking through the stand-in engines of ``helpers.peers``.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import Cli
+from helpers.peers import DxpClient, NulModemPeer
+
+from dxserial.engine import Player, PlayerConfig
+from dxserial.protocol.framing import FrameReceived, NulFramer, nul_frame
+from dxserial.protocol.messages import Chat, GameAccept, Move, parse
+from dxserial.protocol.session import Role
+
+INI, FOL = Role.INITIATOR, Role.FOLLOWER
+GAMEREQ_Z = f"R01{'Tester':<32}Z005075A".encode()  # the follower plays Black
+
+
+@pytest.fixture
+def vpair(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    a, b = str(tmp_path / "ttyA"), str(tmp_path / "ttyB")
+    with Cli("vpair", a, b) as proc:
+        proc.out.expect("vpair ready", timeout=20)
+        yield a, b
+        proc.stop()
+
+
+def listening_port(line: str) -> int:
+    match = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+    assert match, line
+    return int(match.group(1))
+
+
+def test_follower_on_nulmodem_plays_a_game_to_the_end(vpair: tuple[str, str]) -> None:
+    a, b = vpair
+    args = ("engine", b, "--role", "follower", "--link", "nulmodem", "--seed", "1", "-v")
+    with Cli(*args, "--echo-timeout", "0.5", "--max-attempts", "1000") as engine:
+        engine.out.expect("engine ready: follower, serial port", timeout=20)
+        with NulModemPeer(a, seed=1) as peer:
+            tester = Player(PlayerConfig(role=INI, games=1, moves=4, seed=7, name="Tester"))
+            outgoing = tester.start()
+            received = []
+            while True:
+                for msg in outgoing:
+                    peer.send(msg.wire)
+                if tester.done:
+                    break
+                raw = peer.expect(timeout=20)
+                received.append(raw)
+                outgoing = tester.receive(parse(raw))
+            assert isinstance(parse(received[0]), GameAccept)
+            assert sum(isinstance(parse(r), Move) for r in received) == 4
+            line = engine.out.expect("game 1:", timeout=20)
+            assert line == "game 1: 1-1 (draw: move limit reached)"
+            assert engine.wait(20) == 0
+        assert "in  R01Tester" in engine.stderr()
+
+
+def test_initiator_on_listen_offers_games_and_stops(tmp_path: Path) -> None:
+    args = ("engine", "listen://127.0.0.1:0", "--role", "initiator", "--games", "2")
+    with Cli(*args, "--moves", "6", "--time", "3", "--colour", "Z", "--seed", "3") as engine:
+        port = listening_port(engine.out.expect("engine ready: initiator", timeout=20))
+        with DxpClient("127.0.0.1", port, timeout=20) as client:
+            tester = Player(PlayerConfig(role=FOL, seed=4, name="Tester"))
+            first = client.expect()
+            assert first.startswith(b"R01dxserial") and first.endswith(b"Z003006A")
+            for reply in tester.receive(parse(first)):
+                client.send(reply.wire)
+            while not tester.done:
+                for reply in tester.receive(parse(client.expect())):
+                    client.send(reply.wire)
+            assert engine.wait(20) == 0
+        assert engine.out.expect("game 1:") == "game 1: 1-1 (draw: move limit reached)"
+        assert engine.out.expect("game 2:") == "game 2: 1-1 (draw: move limit reached)"
+
+
+def test_lost_link_exits_1() -> None:
+    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            client.send(GAMEREQ_Z)
+            assert client.expect().startswith(b"Adxserial")
+        assert engine.wait(20) == 1
+        assert "link lost: the peer closed the connection" in engine.stderr()
+
+
+def test_illegal_move_is_told_and_exits_1() -> None:
+    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            client.send(GAMEREQ_Z)
+            client.expect()
+            client.send(b"M0000051000")  # no white piece on 5
+            chat = parse(client.expect())
+            assert isinstance(chat, Chat) and "illegal move 5-10" in chat.text
+            assert engine.wait(20) == 1
+        err = engine.stderr().strip().splitlines()
+        assert err[-1].startswith("dxserial: error: protocol failure: initiator played illegal")
+
+
+def test_sigterm_closes_cleanly_with_0() -> None:
+    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            client.send(f"R01{'Tester':<32}W005075A".encode())  # the engine is White ...
+            assert client.expect().startswith(b"A")
+            assert client.expect().startswith(b"M")  # ... and moves; now it is our move
+            assert engine.stop(signal.SIGTERM) == 0
+
+
+def test_sigint_while_waiting_for_a_peer_exits_0() -> None:
+    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
+        engine.out.expect("engine ready", timeout=20)
+        assert engine.stop(signal.SIGINT) == 0
+
+
+def test_initiator_connects_to_tcp_and_plays_a_follower() -> None:
+    """``tcp://`` connects to a listening engine: here a bare socket server in the test."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        server.settimeout(20)
+        args = ("engine", f"tcp://127.0.0.1:{port}", "--role", "initiator", "--games", "1")
+        with Cli(*args, "--moves", "3") as engine:
+            conn, _ = server.accept()
+            with conn:
+                conn.settimeout(20)
+                tester = Player(PlayerConfig(role=FOL, seed=9))
+                framer = NulFramer()
+                while not tester.done:
+                    data = conn.recv(4096)
+                    assert data, "the engine hung up"
+                    for event in framer.feed(data):
+                        assert isinstance(event, FrameReceived)
+                        for reply in tester.receive(parse(event.raw)):
+                            conn.sendall(nul_frame(reply.wire))
+                assert engine.wait(20) == 0
+            assert engine.out.expect("engine ready: initiator, connecting to 127.0.0.1:")
+            assert engine.out.expect("game 1:") == "game 1: 1-1 (draw: move limit reached)"
