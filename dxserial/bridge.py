@@ -148,10 +148,12 @@ class Bridge:
         *,
         trace: TraceWriter | None = None,
         on_ready: Callable[[str], None] | None = None,
+        observer: Callable[[str, Message], None] | None = None,
     ) -> None:
         self.cfg = config
         self.trace = trace
         self._on_ready = on_ready
+        self._observer = observer  # sees each message as it is forwarded (demo, monitors)
         self._stopping = asyncio.Event()
         self._drivers: dict[Side, LinkDriver] = {
             SERIAL: LinkDriver(self._make_serial_link(), self._serial_event, name="serial"),
@@ -494,6 +496,8 @@ class Bridge:
             error = None if verdict.ok else verdict.text
         if self.trace is not None:
             self.trace.message(direction, raw, msg=msg, error=error, action="forwarded")
+        if self._observer is not None:
+            self._observer(direction, msg)
         if self._forward(sender, raw):
             self._in_flight[_other(sender)].append(msg)
 

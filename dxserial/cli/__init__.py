@@ -21,6 +21,7 @@ from dxserial.cli import ports_cmd  # noqa: F401  isort: skip
 from dxserial.cli import replay_cmd  # noqa: F401  isort: skip
 from dxserial.cli import bridge_cmd  # noqa: F401  isort: skip
 from dxserial.cli import selftest_cmd  # noqa: F401  isort: skip
+from dxserial.cli import demo_cmd  # noqa: F401  isort: skip
 from dxserial.cli import engine_cmd  # noqa: F401  isort: skip
 from dxserial.cli import match_cmd  # noqa: F401  isort: skip
 
