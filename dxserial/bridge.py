@@ -511,9 +511,14 @@ class Bridge:
         )
         if not verdict.ok:
             action = "not forwarded; told the sender" if refuse else "forwarded"
+            what = (
+                "played an illegal move"
+                if verdict.kind is ViolationKind.ILLEGAL_MOVE
+                else "broke the dialogue"
+            )
             self._event(
                 logging.WARNING,
-                f"{direction}: referee: {verdict.text} ({action})",
+                f"{direction}: referee: the {sender} engine {what}: {verdict.text} ({action})",
                 kind=f"referee {direction}",
             )
         for note in verdict.notes:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import read_exactly, wait_until, write_all
 from helpers.peers import DxpClient, NulModemPeer
 from helpers.rig import Rig, RigFactory
@@ -101,7 +102,9 @@ def test_on_invalid_forward_passes_them_through(rig_factory: RigFactory) -> None
     assert "invalid message 'M00120X1100' forwarded" in rig.log()
 
 
-def test_out_of_turn_is_logged_and_forwarded(rig: Rig) -> None:
+@pytest.mark.parametrize("referee", ["warn", "off"])
+def test_out_of_turn_is_logged_and_forwarded(rig_factory: RigFactory, referee: str) -> None:
+    rig = rig_factory(bridge_args=("--referee", referee))
     with NulModemPeer(rig.peer_path, seed=5) as peer, DxpClient("127.0.0.1", rig.port) as client:
         peer.send(GAMEREQ)
         assert client.expect() == GAMEREQ
