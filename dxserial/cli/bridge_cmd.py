@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 import typer
 
-from dxserial.bridge import Bridge, BridgeConfig, IPNetwork, NulModemSettings
+from dxserial.bridge import Bridge, BridgeConfig, IPNetwork
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging, parse_byte
+from dxserial.cli.common import configure_logging, nulmodem_settings
 from dxserial.config import load_config
 from dxserial.errors import ConfigError
 from dxserial.trace import TraceWriter
@@ -234,16 +234,7 @@ def bridge_command(
         dtr=None if dtr is None else bool(dtr),
         rts=None if rts is None else bool(rts),
     )
-    nulmodem = NulModemSettings(
-        start=parse_byte("--start-byte", start_byte),
-        end=parse_byte("--end-byte", end_byte),
-        timeout=echo_timeout,
-        max_attempts=max_attempts,
-    )
-    if nulmodem.start == nulmodem.end:
-        raise ConfigError("--start-byte and --end-byte must differ")
-    if echo_timeout <= 0 or max_attempts < 1:
-        raise ConfigError("--echo-timeout must be > 0 and --max-attempts >= 1")
+    nulmodem = nulmodem_settings(start_byte, end_byte, echo_timeout, max_attempts)
     config = BridgeConfig(
         port=port,
         serial=settings,

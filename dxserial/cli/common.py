@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from dxserial.bridge import NulModemSettings
 from dxserial.errors import ConfigError
 
 
@@ -33,3 +34,20 @@ def parse_byte(option: str, text: str) -> int:
     if not 0 <= value <= 0xFF:
         raise ConfigError(f"{option}: {text!r} is not in 0..255")
     return value
+
+
+def nulmodem_settings(
+    start_byte: str, end_byte: str, echo_timeout: float, max_attempts: int
+) -> NulModemSettings:
+    """The NULMODEM options every command that speaks the handshake takes, checked."""
+    settings = NulModemSettings(
+        start=parse_byte("--start-byte", start_byte),
+        end=parse_byte("--end-byte", end_byte),
+        timeout=echo_timeout,
+        max_attempts=max_attempts,
+    )
+    if settings.start == settings.end:
+        raise ConfigError("--start-byte and --end-byte must differ")
+    if echo_timeout <= 0 or max_attempts < 1:
+        raise ConfigError("--echo-timeout must be > 0 and --max-attempts >= 1")
+    return settings

@@ -8,9 +8,8 @@ import sys
 
 import typer
 
-from dxserial.bridge import NulModemSettings
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging, parse_byte
+from dxserial.cli.common import configure_logging, nulmodem_settings
 from dxserial.endpoint import EngineEndpoint, LinkKind, LinkOptions, parse_engine_endpoint
 from dxserial.engine import DEFAULT_DEPTH, DEFAULT_NAME, BackPolicy, Player, PlayerConfig
 from dxserial.engine_runner import EngineRunner, RunResult
@@ -36,16 +35,7 @@ def link_options(
     connect_timeout: float,
 ) -> LinkOptions:
     """Check the layer-1 options shared by ``engine`` and ``match``."""
-    nulmodem = NulModemSettings(
-        start=parse_byte("--start-byte", start_byte),
-        end=parse_byte("--end-byte", end_byte),
-        timeout=echo_timeout,
-        max_attempts=max_attempts,
-    )
-    if nulmodem.start == nulmodem.end:
-        raise ConfigError("--start-byte and --end-byte must differ")
-    if echo_timeout <= 0 or max_attempts < 1:
-        raise ConfigError("--echo-timeout must be > 0 and --max-attempts >= 1")
+    nulmodem = nulmodem_settings(start_byte, end_byte, echo_timeout, max_attempts)
     if connect_timeout <= 0:
         raise ConfigError("--connect-timeout must be > 0")
     return LinkOptions(
