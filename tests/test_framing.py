@@ -119,8 +119,7 @@ def test_byte_above_0x7f_drops_the_frame() -> None:
     drop = events[0]
     assert isinstance(drop, FrameDropped)
     assert str(drop.error) == (
-        "byte 0x9f at offset 5 of the frame: only 0x01..0x7f may occur: "
-        "dropped up to the next NUL"
+        "byte 0x9f at offset 5 of the frame: only 0x01..0x7f may occur: dropped up to the next NUL"
     )
     assert drop.data == b"M0001\x9f"
     assert events[1] == FrameReceived(b"K1")
@@ -223,9 +222,7 @@ stream_bytes = st.lists(
     max_len=st.sampled_from([1, 5, 127]),
     sizes=st.lists(st.integers(1, 64), min_size=1, max_size=20),
 )
-def test_framer_matches_model_for_any_chunking(
-    data: bytes, max_len: int, sizes: list[int]
-) -> None:
+def test_framer_matches_model_for_any_chunking(data: bytes, max_len: int, sizes: list[int]) -> None:
     framer = NulFramer(max_len=max_len)
     events: list[FramerEvent] = []
     i = 0

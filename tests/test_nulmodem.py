@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dxserial.errors import ConfigError, FramingError, LinkDownError
@@ -122,9 +122,7 @@ class Sim:
         self.steps += 1
         return True
 
-    def run(
-        self, until: Callable[[], bool] = lambda: False, max_time: float = 120.0
-    ) -> None:
+    def run(self, until: Callable[[], bool] = lambda: False, max_time: float = 120.0) -> None:
         """Until ``until()``, nothing left to happen, or ``max_time`` (simulated)."""
         while not until() and self.now <= max_time:
             assert self.steps < 500_000, "simulation does not settle"
@@ -149,9 +147,10 @@ class Sim:
         return [e for e in self.log[name] if isinstance(e, LinkDown)]
 
 
-def pair(**kw: object) -> tuple[NulModemLink, NulModemLink]:
-    a = NulModemLink(rng=random.Random(1), **kw)  # type: ignore[arg-type]
-    b = NulModemLink(rng=random.Random(2), **kw)  # type: ignore[arg-type]
+def pair(max_attempts: int = 5) -> tuple[NulModemLink, NulModemLink]:
+    """Two default links whose random back-offs differ, as two real processes' would."""
+    a = NulModemLink(rng=random.Random(1), max_attempts=max_attempts)
+    b = NulModemLink(rng=random.Random(2), max_attempts=max_attempts)
     return a, b
 
 
@@ -350,9 +349,8 @@ def test_start_byte_mid_message_restarts() -> None:
     assert feed(link, data) == data
     events = link.events()
     assert len(events) == 2
-    assert "start byte 0x02 in the middle of a message: starting over, 2 characters" in str(
-        events[0].error  # type: ignore[union-attr]
-    )
+    texts = problems(events)
+    assert texts[0].startswith("start byte 0x02 in the middle of a message: starting over, 2")
     assert events[1] == MessageReceived(b"E00")
 
 
@@ -387,9 +385,9 @@ def test_peer_silent_mid_message() -> None:
     assert link.pending == 3
     assert link.next_deadline() == pytest.approx(5.03)
     link.poll(5.03)
-    assert "peer silent for 5 s in the middle of a message: 3 characters" in problems(
-        link.events()
-    )[0]
+    assert (
+        "peer silent for 5 s in the middle of a message: 3 characters" in problems(link.events())[0]
+    )
     assert link.pending == 0 and link.idle
 
 
@@ -407,8 +405,9 @@ def test_stray_bytes_while_idle_are_reported_once_per_read_not_echoed() -> None:
     assert link.data_to_send() == b""
     events = link.events()
     assert len(events) == 1
-    assert "5 stray bytes 'hello' while waiting for the start byte 0x02: not echoed" in (
-        problems(events)[0]
+    assert (
+        "5 stray bytes 'hello' while waiting for the start byte 0x02: not echoed"
+        in (problems(events)[0])
     )
     assert link.idle
 
@@ -429,26 +428,26 @@ def test_never_starts_sending_mid_receive() -> None:
 # ---------------------------------------------------------------- end to end with faults
 
 
-def spoil_once(target: Callable[[int, int], bool]) -> Callable[[int], int | None]:
-    """A line hook that corrupts the first byte for which ``target(pos, byte)`` holds,
-    ``pos`` counting from the last start byte on that line."""
-    state = {"pos": -1, "done": set()}
+class SpoilOnce:
+    """A line hook that garbles, once per position, the bytes for which ``target(pos, byte)``
+    holds; ``pos`` counts from the last start byte that passed on that line."""
 
-    def hook(b: int) -> int | None:
-        state["pos"] = 0 if b == S else state["pos"] + 1  # type: ignore[operator]
-        key = state["pos"]
-        done: set[int] = state["done"]  # type: ignore[assignment]
-        if target(key, b) and key not in done:  # type: ignore[arg-type]
-            done.add(key)  # type: ignore[arg-type]
+    def __init__(self, target: Callable[[int, int], bool]) -> None:
+        self.target = target
+        self.pos = -1
+        self.done: set[int] = set()
+
+    def __call__(self, b: int) -> int | None:
+        self.pos = 0 if b == S else self.pos + 1
+        if self.target(self.pos, b) and self.pos not in self.done:
+            self.done.add(self.pos)
             return b ^ 0x40
         return b
-
-    return hook
 
 
 def test_corrupted_echo_of_each_character_end_to_end() -> None:
     raw = b"M0000342900"
-    hook = spoil_once(lambda pos, b: 1 <= pos <= len(raw))
+    hook = SpoilOnce(lambda pos, b: 1 <= pos <= len(raw))
     a, b = pair(max_attempts=20)
     sim = Sim(a, b, ba=Line(hook=hook))
     sim.send("A", raw)
@@ -459,7 +458,7 @@ def test_corrupted_echo_of_each_character_end_to_end() -> None:
 
 
 def test_corrupted_echo_of_end_delivers_twice() -> None:
-    hook = spoil_once(lambda pos, b: b == E)
+    hook = SpoilOnce(lambda pos, b: b == E)
     sim = Sim(*pair(), ba=Line(hook=hook))
     sim.send("A", b"Chello")
     sim.run(sim.quiet)
@@ -483,6 +482,26 @@ def test_lost_start_byte_end_to_end() -> None:
     assert sim.received("B") == [b"K1"]
     assert sim.delivered("A") == [b"K1"]
     assert 5.0 < sim.now < 5.1  # one timeout, then straight through
+
+
+def test_restart_garbled_into_end_delivers_a_short_message() -> None:
+    # No checksum in NULMODEM: with STX/ETX one flipped bit turns the restarting S into E,
+    # and the receiver delivers what it had. Documented; the layer-2 parser rejects it.
+    echo_hook = SpoilOnce(lambda pos, b: pos == 3)  # garble the echo of '0' in "M00..."
+    sent = {"starts": 0}
+
+    def flip_second_start(b: int) -> int | None:
+        if b == S:
+            sent["starts"] += 1
+            if sent["starts"] == 2:
+                return b ^ 0x01  # 0x02 -> 0x03
+        return b
+
+    sim = Sim(*pair(), ab=Line(hook=flip_second_start), ba=Line(hook=echo_hook))
+    sim.send("A", b"M0000342900")
+    sim.run(sim.quiet)
+    assert sim.received("B") == [b"M00", b"M0000342900"]
+    assert sim.delivered("A") == [b"M0000342900"]
 
 
 # ---------------------------------------------------------------- collisions
@@ -554,6 +573,65 @@ def test_noise_start_byte_does_not_bounce_for_ever() -> None:
     assert sim.received("B") == [b"K1"]
 
 
+def test_two_noise_control_bytes_do_not_circulate() -> None:
+    # Each end takes a different noise byte for a peer's start byte and echoes it; each
+    # then gets the other's echo. The bounce rule stops the pair from circulating.
+    sim = Sim(*pair())
+    sim.lines["A"].in_flight.append((0.0, 0x05))
+    sim.lines["B"].in_flight.append((0.0, 0x07))
+    sim.run()
+    assert sim.quiet()
+    assert len(sim.wire) <= 4
+    sim.send("A", b"K1")
+    sim.send("B", b"K2")
+    sim.run(sim.quiet)
+    assert sim.received("B") == [b"K1"] and sim.received("A") == [b"K2"]
+
+
+def test_echoing_without_a_pause_is_bounded() -> None:
+    # A start byte and a character, again and again (two ends passing them around): after
+    # 4 timeouts without a pause the link stops echoing for one timeout, breaking the ring.
+    link = NulModemLink()
+    i = 0
+    while True:
+        t = i * 0.005
+        link.receive_data(bytes([S]) if i % 2 == 0 else b"x", t)
+        if link.data_to_send() == b"":
+            break
+        assert link.pending <= 1
+        i += 1
+    assert 20.0 <= t <= 20.005
+    assert "echoing for 20 s without a pause or a new message" in problems(link.events())[-1]
+    assert link.pending == 0
+    assert feed(link, bytes([S]) + b"K1" + bytes([E]), t + 1) == b""  # deaf for 5 s
+    assert link.events() == []
+    message = bytes([S]) + b"K1" + bytes([E])
+    assert feed(link, message, t + 5) == message
+    assert link.events() == [MessageReceived(b"K1")]
+
+
+def test_a_busy_peer_is_not_cut_off() -> None:
+    # 120 different messages with hardly a pause, over 40 s: progress, not a ring.
+    link = NulModemLink()
+    t = 0.0
+    for n in range(120):
+        message = bytes([S]) + b"C%03d" % n + bytes([E])
+        assert feed(link, message, t) == message
+        t += 0.35
+    assert len([e for e in link.events() if isinstance(e, MessageReceived)]) == 120
+
+
+def test_a_repeated_message_without_pause_is_cut_off() -> None:
+    # What two ends passing one message around look like: the same message, again and again.
+    link = NulModemLink()
+    message = bytes([S]) + b"K1" + bytes([E])
+    t = 0.0
+    while feed(link, message, t) == message:
+        t += 0.05
+    assert 19.9 < t < 20.1
+    assert "echoing for 20 s" in problems(link.events())[-1]
+
+
 # ---------------------------------------------------------------- start-byte learning
 
 
@@ -623,6 +701,41 @@ def test_control_bytes_inside_a_standard_message_are_characters() -> None:
     link = NulModemLink()
     feed(link, bytes([S]) + b"C\x04x" + bytes([E]))
     assert link.events() == [MessageReceived(b"C\x04x")]
+    assert link.framing == (S, E)
+
+
+def test_noise_that_looks_like_framing_is_not_delivered() -> None:
+    link = NulModemLink()
+    data = b"\x05xy\x06"
+    assert feed(link, data) == data  # echoed: it might have been a peer's message
+    events = link.events()
+    assert not any(isinstance(e, MessageReceived) for e in events)
+    assert (
+        "between start byte 0x05 and end byte 0x06 dropped: not a DXP message"
+        in (problems(events)[-1])
+    )
+    assert link.framing == (S, E)
+    feed(link, bytes([S]) + b"K1" + bytes([E]), 1.0)
+    assert link.events() == [MessageReceived(b"K1")]
+
+
+def test_unknown_start_byte_again_restarts_the_message() -> None:
+    # Found by hypothesis: noise "\x01C " echoed back by the other end must not read as a
+    # CHAT framed by 0x01 ... 0x01 (and teach that framing).
+    link = NulModemLink()
+    assert feed(link, b"\x01C \x01") == b"\x01C \x01"
+    assert not any(isinstance(e, MessageReceived) for e in link.events())
+    assert link.framing == (S, E) and link.pending == 0
+
+
+def test_learning_stops_once_the_peer_has_spoken() -> None:
+    link = NulModemLink()
+    feed(link, bytes([S]) + b"K1" + bytes([E]))
+    assert link.events() == [MessageReceived(b"K1")]
+    assert feed(link, b"\x01Chi\x04", 1.0) == b""  # now just stray bytes
+    texts = problems(link.events())
+    assert len(texts) == 5
+    assert "1 stray byte '\\x01'" in texts[0]
     assert link.framing == (S, E)
 
 
@@ -798,11 +911,12 @@ def test_link_survives_any_mix_of_calls(ops: list[tuple[str, object]]) -> None:
 
 
 messages = st.lists(
-    st.text(alphabet="CEMK0123456789abc ", min_size=1, max_size=24).map(str.encode),
-    min_size=1,
-    max_size=6,
+    st.text(alphabet="CEMK0123456789abc ", min_size=1, max_size=30).map(str.encode),
+    min_size=2,
+    max_size=8,
     unique=True,
 )
+fault_rate = st.floats(0.01, 0.05)
 
 
 def faulty_line(seed: int, p_drop: float, p_corrupt: float, p_delay: float) -> Line:
@@ -812,7 +926,9 @@ def faulty_line(seed: int, p_drop: float, p_corrupt: float, p_delay: float) -> L
         p_drop=p_drop,
         p_corrupt=p_corrupt,
         p_delay=p_delay,
-        max_delay=2.0,
+        max_delay=8.0,  # beyond the timeout: late echoes happen
+        # Noise that makes E ends a partial message: no echo handshake can catch that
+        # (see test_restart_garbled_into_end_delivers_a_short_message).
         never=frozenset([E]),
     )
 
@@ -821,9 +937,9 @@ def faulty_line(seed: int, p_drop: float, p_corrupt: float, p_delay: float) -> L
 @given(
     msgs=messages,
     seed=st.integers(0, 2**32),
-    p_drop=st.floats(0, 0.05),
-    p_corrupt=st.floats(0, 0.05),
-    p_delay=st.floats(0, 0.05),
+    p_drop=fault_rate,
+    p_corrupt=fault_rate,
+    p_delay=fault_rate,
 )
 def test_faulty_line_delivers_everything_in_order(
     msgs: list[bytes], seed: int, p_drop: float, p_corrupt: float, p_delay: float
@@ -848,7 +964,7 @@ def test_faulty_line_delivers_everything_in_order(
 @given(
     msgs=messages,
     seed=st.integers(0, 2**32),
-    p=st.floats(0, 0.05),
+    p=fault_rate,
 )
 def test_faulty_line_both_directions(msgs: list[bytes], seed: int, p: float) -> None:
     a = NulModemLink(rng=random.Random(seed), max_attempts=10**6)
@@ -864,3 +980,56 @@ def test_faulty_line_both_directions(msgs: list[bytes], seed: int, p: float) -> 
     assert sim.delivered("B") == from_b
     assert dedupe(sim.received("B")) == from_a
     assert dedupe(sim.received("A")) == from_b
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    noise=st.lists(
+        st.tuples(st.sampled_from("AB"), st.floats(0, 10), st.binary(min_size=1, max_size=6)),
+        max_size=8,
+    ),
+    seed=st.integers(0, 2**32),
+)
+@example(noise=[("A", 0.0, b"\x01C ")], seed=0)
+def test_noise_bursts_always_settle(noise: list[tuple[str, float, bytes]], seed: int) -> None:
+    """Whatever noise hits both directions, the two ends fall quiet, then work."""
+    a = NulModemLink(rng=random.Random(seed))
+    b = NulModemLink(rng=random.Random(seed + 1))
+    # a slow USB adapter (20 ms each way) keeps simulated rings short in steps
+    sim = Sim(a, b, Line(latency=0.02), Line(latency=0.02))
+    for side, t, data in sorted(noise, key=lambda n: n[1]):
+        line = sim.lines[side]
+        for i, byte in enumerate(data):
+            line.in_flight.append((max(t + i * 0.001, line.last), byte))
+            line.last = line.in_flight[-1][0]
+    sim.run(max_time=10_000)
+    assert sim.quiet()
+    last = max((t for _, t, _ in noise), default=0.0)
+    assert sim.now < last + 6 * 5  # the no-pause rule and the timeouts bound it
+    sim.send("A", b"K1")
+    sim.run(sim.quiet)
+    sim.send("B", b"K2")
+    sim.run(sim.quiet)
+    assert sim.received("B")[-1:] == [b"K1"]
+    assert sim.received("A")[-1:] == [b"K2"]
+
+
+def test_heavy_faults_fixed_seeds() -> None:
+    """The same property on fixed seeds with 5 % of every fault, so it surely bites."""
+    rng = random.Random(7)
+    retries = 0
+    for seed in range(12):
+        msgs = [b"M%04d%s" % (seed, bytes(rng.choice(b"0123456789") for _ in range(8)))]
+        msgs += [b"C%d hello %d" % (seed, i) for i in range(4)]
+        a = NulModemLink(rng=random.Random(seed), max_attempts=10**6)
+        b = NulModemLink(rng=random.Random(seed + 100), max_attempts=10**6)
+        sim = Sim(a, b, faulty_line(seed, 0.05, 0.05, 0.05), faulty_line(~seed, 0.05, 0.05, 0.05))
+        for m in msgs:
+            sim.send("A", m)
+            sim.send("B", m.lower())
+        sim.run(sim.quiet, max_time=100_000)
+        assert sim.delivered("A") == msgs and dedupe(sim.received("B")) == msgs
+        assert sim.delivered("B") == [m.lower() for m in msgs]
+        assert dedupe(sim.received("A")) == [m.lower() for m in msgs]
+        retries += sum("starting over" in p for p in sim.problems("A") + sim.problems("B"))
+    assert retries > 200  # the line really was bad

@@ -51,8 +51,7 @@ def check_message(raw: bytes, max_len: int = MAX_MESSAGE_LEN) -> None:
     if not raw.isascii() or 0 in raw:
         offset, byte = next((i, b) for i, b in enumerate(raw) if b == 0 or b >= 0x80)
         raise FramingError(
-            f"byte 0x{byte:02x} at offset {offset} of the message: "
-            "only 0x01..0x7f can be sent"
+            f"byte 0x{byte:02x} at offset {offset} of the message: only 0x01..0x7f can be sent"
         )
 
 

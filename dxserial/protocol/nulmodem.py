@@ -36,18 +36,22 @@ ends report them delivered and neither receives them. Nothing on the wire can te
 
 **What no echo handshake catches.** There is no checksum: a byte that noise turns into E
 (with STX/ETX one flipped bit turns a restarting S into E) ends the receiver's partial
-message, which is then delivered short; the layer-2 parser rejects most such messages. And a
-corrupted echo of E makes the sender repeat a message the receiver already delivered: it
-arrives twice, back to back. Only the dialogue layer can tell that from a new message.
+message, which is then delivered short; the layer-2 parser rejects most such messages. A
+byte added by noise is caught by its echo, unless that echo is lost too. And a corrupted
+echo of E makes the sender repeat a message the receiver already delivered: it arrives
+twice, back to back. Only the dialogue layer can tell that from a new message.
 
 **Bounces.** Two ends that both believe the other is sending would echo start bytes back
 and forth for ever (a late echo of our own S can do this). So a start byte that repeats a
 start or end byte we echoed within ``timeout / 2``, with no message character echoed since,
 is taken for a bounce: reported, not echoed. A peer whose echo of S was garbled and that
 repeats S at once gets no echo this time and repeats it after its timeout. A message being
-received is dropped after ``timeout`` without a byte; and bytes arriving for
-``4 * timeout`` without completing a message (two ends passing characters around) make us
-ignore the line for ``timeout``, so no pattern of input keeps the link busy for ever.
+received is dropped after ``timeout`` without a byte. Longer rings (two ends passing a
+start byte and characters around, say after noise hit both directions at once) cannot be
+told from a peer byte by byte, so a last rule bounds them in time: echoing for
+``4 * timeout`` without a pause of ``timeout / 4``, without sending anything ourselves and
+without receiving a new message (a ring only repeats itself) makes us ignore the line for
+``timeout``. A real sender that hits this simply repeats its message afterwards.
 
 **Start-byte learning** (``learn_start=True``), until the first message from the peer is
 delivered. While idle, a control byte (0x01..0x1f or 0x7f) that is not a known start or end
@@ -59,12 +63,13 @@ peer completed, because a peer only listens for its own start byte. Each step is
 a :class:`LinkProblem`. Safe because: the configured S and E always keep working (learning
 cannot make us deaf to a standard peer); a message begun by the configured S is framed
 exactly as configured (control bytes inside are characters); 0x00 (what a line break reads
-as), bytes >= 0x80 and printable characters are never learned; noise must both form a
-framing and a valid DXP message to teach anything, and learning stops once the peer's first
-message is delivered. What it cannot do: help when we speak first to such a peer (it ignores
-our S, so we time out and report :class:`LinkDown`). With learning on,
-:meth:`NulModemLink.send` refuses control bytes in a message, since a learning peer would
-take them for framing. The learned framing survives :meth:`NulModemLink.reset`.
+as), bytes >= 0x80 and printable characters are never learned; noise must form a framing
+around something that parses (a filter, not a proof: any "C" and a character is a CHAT),
+and learning stops once the peer's first message is delivered. What it cannot do: help
+when we speak first to such a peer (it ignores our S, so we time out and report
+:class:`LinkDown`). With learning on, :meth:`NulModemLink.send` refuses control bytes in a
+message, since a learning peer would take them for framing. The learned framing survives
+:meth:`NulModemLink.reset`.
 
 **Bounds.** The receive buffer holds at most ``max_len`` bytes; at most ``max_queue``
 messages wait to be sent (``send`` raises :class:`FramingError` beyond that). Bytes to
@@ -183,7 +188,9 @@ class NulModemLink:
         self._rx_buf = bytearray()
         self._rx_deadline = 0.0
         self._rx_spoiled: str | None = None  # why the message being received will be dropped
-        self._rx_since = 0.0  # when the receiver last left the idle state
+        self._busy_since = 0.0  # start of the current run of echoes without progress
+        self._last_rx_at = -math.inf  # last byte echoed as a receiver (-inf: progress made)
+        self._last_received: bytes | None = None
         self._deaf_until = -math.inf  # receiver duty suspended until then (see _receive)
         self._framing_echoes: list[tuple[int, float]] = []  # for telling a bounce
         self._echo_written = False  # all echoes handed out by data_to_send
@@ -336,6 +343,7 @@ class NulModemLink:
         self._pos = 0
         self._tx = _Tx.SENDING
         self._framing_echoes.clear()  # from now on, what comes in is our echo
+        self._last_rx_at = -math.inf  # we are sending: no ring of echoes runs through us
         self._write_next(now)
 
     def _write_next(self, now: float) -> None:
@@ -412,7 +420,7 @@ class NulModemLink:
         if now < self._deaf_until:
             return
         idle = self._rx_start is None
-        starts = b in (self._start, self._learned_start) or (
+        starts = b in (self._start, self._learned_start, self._rx_start) or (
             self._learning and _is_control(b) and b != self._end and self._may_learn_start()
         )
         if idle and not starts:
@@ -425,20 +433,21 @@ class NulModemLink:
                 "again, so two receivers cannot pass it back and forth for ever"
             )
             return
-        if idle:
-            self._rx_since = now
-        elif now - self._rx_since >= _BUSY_TIMEOUTS * self._timeout:
+        if now - self._last_rx_at >= self._timeout / 4:
+            self._busy_since = now
+        self._last_rx_at = now
+        if now - self._busy_since >= _BUSY_TIMEOUTS * self._timeout:
             self._problem(
-                f"{_BUSY_TIMEOUTS * self._timeout:g} s of bytes without a complete message "
-                f"(two ends echoing each other?): ignoring the line for {self._timeout:g} s"
+                f"echoing for {_BUSY_TIMEOUTS * self._timeout:g} s without a pause or a new "
+                "message (two ends echoing each other?): ignoring the line for "
+                f"{self._timeout:g} s"
             )
             self._rx_idle()
             self._deaf_until = now + self._timeout
+            self._busy_since = self._deaf_until
             return
         assert starts or self._rx_start is not None
-        ends = not starts and (
-            b == self._end or (self._rx_start != self._start and _is_control(b))
-        )
+        ends = not starts and (b == self._end or (self._rx_start != self._start and _is_control(b)))
         self._echo(b, now, framing=starts or ends)
         if starts:
             self._begin(b, now)
@@ -531,6 +540,9 @@ class NulModemLink:
                 f"the peer frames its messages with start byte 0x{start:02x} and end byte "
                 f"0x{end:02x}: our messages now use the same"
             )
+        if raw != self._last_received:
+            self._last_rx_at = -math.inf  # a new message is progress; a ring only repeats
+        self._last_received = raw
         self._events.append(MessageReceived(raw))
 
     def _overflow(self) -> None:
