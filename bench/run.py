@@ -7,6 +7,11 @@ Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS
   socat (``nodelay``) on the shared harness (``shared/bench/bench.py``, found beside the
   repository or given with ``--harness``): median round trip and bulk MiB/s with the
   ascii pattern, medians over ``--repeat`` runs, ratios measured in the same run.
+* ``nulmodem``, ``parsing``, ``movegen``, ``idle``: see bench/perf.py (NULMODEM delivery
+  time against the line's physical minimum; parse/encode rates; move generation beside
+  dame-rs and pydraughts, perft(7); an idle bridge's CPU, memory and descriptors, start-up).
+* ``fuzz``: the long form of tests/test_fuzz.py, ``DXSERIAL_FUZZ_SECONDS`` (default 20)
+  per target; see bench/fuzz.py.
 
 Every figure is a median over repeated runs on the machine described at the top of the
 file; compare ratios within one file, never absolute numbers across machines.
@@ -26,6 +31,9 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from fuzz import run_section as run_fuzz  # bench/fuzz.py
+from perf import run_idle, run_movegen, run_nulmodem, run_parsing  # bench/perf.py
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
@@ -156,6 +164,11 @@ def _ratio(ours: float | None, theirs: float | None) -> str:
 
 SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
     "bridges": ("Bridge round trip and bulk throughput beside ser2net and socat", run_bridges),
+    "nulmodem": ("NULMODEM delivery time against the line's physical minimum", run_nulmodem),
+    "parsing": ("Message parsing, encoding and framing rates", run_parsing),
+    "movegen": ("Legal-move generation beside dame-rs and pydraughts; perft(7)", run_movegen),
+    "idle": ("An idle bridge's footprint; start-up time", run_idle),
+    "fuzz": ("Fuzzing, long form", run_fuzz),
 }
 
 

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.rig import Rig, RigFactory, rig_factory_for
+from hypothesis import settings
+
+# CI runs the same examples every time (a red CI must be reproducible); at a desk,
+# hypothesis explores new ones on every run.
+settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def find_spec_dir() -> Path | None:

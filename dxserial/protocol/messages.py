@@ -274,6 +274,8 @@ def _parse_minutes(r: _Reader, start: int) -> int | float:
     except ValueError:
         value = -1.0
     if value >= 0 and "." in chunk and _all_digits(chunk.replace(".", "", 1)):
+        if _minutes_text(value) != chunk:  # '00.' or '.25': not how any engine writes it
+            raise r.fail("minutes", start, f"{chunk!r} is not 3 digits or a number like 0.5")
         r.lenient("minutes", start, f"{chunk!r} is a fractional number of minutes")
         return value
     raise r.fail("minutes", start, f"{chunk!r} is not 3 digits")
@@ -446,11 +448,14 @@ def _name(value: str, msg: str) -> str:
     return value.ljust(NAME_LEN)
 
 
-def _minutes(value: int | float) -> str:
+def _minutes_text(value: int | float) -> str:
     if isinstance(value, float) and not value.is_integer():
-        text = f"{value:g}"
-    else:
-        text = f"{int(value):03d}"
+        return f"{value:g}"
+    return f"{int(value):03d}"
+
+
+def _minutes(value: int | float) -> str:
+    text = _minutes_text(value)
     if len(text) != 3:
         raise MessageError(f"GAMEREQ: minutes {value!r} does not fit in 3 characters")
     return text

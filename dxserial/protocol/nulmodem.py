@@ -48,10 +48,12 @@ is taken for a bounce: reported, not echoed. A peer whose echo of S was garbled 
 repeats S at once gets no echo this time and repeats it after its timeout. A message being
 received is dropped after ``timeout`` without a byte. Longer rings (two ends passing a
 start byte and characters around, say after noise hit both directions at once) cannot be
-told from a peer byte by byte, so a last rule bounds them in time: echoing for
-``4 * timeout`` without a pause of ``timeout / 4``, without sending anything ourselves and
-without receiving a new message (a ring only repeats itself) makes us ignore the line for
-``timeout``. A real sender that hits this simply repeats its message afterwards.
+told from a peer byte by byte, so a last rule bounds them: echoing for ``4 * timeout``
+*and* more bytes than two whole messages, without a pause of ``timeout / 4``, without
+sending anything ourselves and without receiving a message other than the last four (a ring
+only repeats itself) makes us ignore the line for ``timeout``. One genuine message on a
+slow line never meets the byte count; a real sender that hits the rule on a very noisy line
+simply repeats its message afterwards.
 
 **Start-byte learning** (``learn_start=True``), until the first message from the peer is
 delivered. While idle, a control byte (0x01..0x1f or 0x7f) that is not a known start or end
@@ -190,7 +192,8 @@ class NulModemLink:
         self._rx_spoiled: str | None = None  # why the message being received will be dropped
         self._busy_since = 0.0  # start of the current run of echoes without progress
         self._last_rx_at = -math.inf  # last byte echoed as a receiver (-inf: progress made)
-        self._last_received: bytes | None = None
+        self._busy_bytes = 0  # bytes echoed in that run
+        self._recent_received: deque[bytes] = deque(maxlen=4)  # a ring only repeats these
         self._deaf_until = -math.inf  # receiver duty suspended until then (see _receive)
         self._framing_echoes: list[tuple[int, float]] = []  # for telling a bounce
         self._echo_written = False  # all echoes handed out by data_to_send
@@ -435,16 +438,24 @@ class NulModemLink:
             return
         if now - self._last_rx_at >= self._timeout / 4:
             self._busy_since = now
+            self._busy_bytes = 0
         self._last_rx_at = now
-        if now - self._busy_since >= _BUSY_TIMEOUTS * self._timeout:
+        self._busy_bytes += 1
+        # A ring runs long *and* carries more than any one message can: a slow line that
+        # takes longer than 4 x timeout over one genuine message is never cut off.
+        if (
+            now - self._busy_since >= _BUSY_TIMEOUTS * self._timeout
+            and self._busy_bytes > 2 * (self._max_len + 2)
+        ):
             self._problem(
-                f"echoing for {_BUSY_TIMEOUTS * self._timeout:g} s without a pause or a new "
-                "message (two ends echoing each other?): ignoring the line for "
-                f"{self._timeout:g} s"
+                f"echoing for {_BUSY_TIMEOUTS * self._timeout:g} s and {self._busy_bytes} "
+                "bytes without a pause or a new message (two ends echoing each other?): "
+                f"ignoring the line for {self._timeout:g} s"
             )
             self._rx_idle()
             self._deaf_until = now + self._timeout
             self._busy_since = self._deaf_until
+            self._busy_bytes = 0
             return
         assert starts or self._rx_start is not None
         ends = not starts and (b == self._end or (self._rx_start != self._start and _is_control(b)))
@@ -540,9 +551,9 @@ class NulModemLink:
                 f"the peer frames its messages with start byte 0x{start:02x} and end byte "
                 f"0x{end:02x}: our messages now use the same"
             )
-        if raw != self._last_received:
+        if raw not in self._recent_received:
             self._last_rx_at = -math.inf  # a new message is progress; a ring only repeats
-        self._last_received = raw
+        self._recent_received.append(raw)
         self._events.append(MessageReceived(raw))
 
     def _overflow(self) -> None:
