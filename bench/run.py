@@ -10,6 +10,10 @@ Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS
 * ``nulmodem``, ``parsing``, ``movegen``, ``idle``: see bench/perf.py (NULMODEM delivery
   time against the line's physical minimum; parse/encode rates; move generation beside
   dame-rs and pydraughts, perft(7); an idle bridge's CPU, memory and descriptors, start-up).
+* ``faults``: bench/faults.py, drop and corruption at 0.1/1/5 %, unplug/replug, TCP peers
+  that hang up, idle or read slowly: sent, delivered once/twice, lost, memory.
+* ``soak``: bench/soak.py, hundreds of games between built-in engines through the bridge
+  over NULMODEM: every record replays legally; memory and descriptors stay flat.
 * ``fuzz``: the long form of tests/test_fuzz.py, ``DXSERIAL_FUZZ_SECONDS`` (default 20)
   per target; see bench/fuzz.py.
 
@@ -32,8 +36,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from faults import section as run_faults  # bench/faults.py
 from fuzz import run_section as run_fuzz  # bench/fuzz.py
 from perf import run_idle, run_movegen, run_nulmodem, run_parsing  # bench/perf.py
+from soak import section as run_soak  # bench/soak.py
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
@@ -169,6 +175,8 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
     "movegen": ("Legal-move generation beside dame-rs and pydraughts; perft(7)", run_movegen),
     "idle": ("An idle bridge's footprint; start-up time", run_idle),
     "fuzz": ("Fuzzing, long form", run_fuzz),
+    "faults": ("Faults: a bad line, a pulled cable, misbehaving TCP peers", run_faults),
+    "soak": ("Soak: hundreds of games through the bridge over NULMODEM", run_soak),
 }
 
 
@@ -198,6 +206,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5, help="runs per configuration (median)")
     ap.add_argument("--frames", type=int, default=2000, help="latency frames per run")
     ap.add_argument("--harness", help="path of shared/bench/bench.py")
+    ap.add_argument("--fault-messages", type=int, help="faults: messages per direction")
+    ap.add_argument("--soak-games", type=int, help="soak: games (default 300)")
     args = ap.parse_args()
     sections = read_sections()
     for name in args.only or list(SECTIONS):

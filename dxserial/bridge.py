@@ -56,6 +56,10 @@ from dxserial.transports.tcp import TcpLink, tcp_connect, tcp_listen
 log = logging.getLogger("dxserial.bridge")
 
 Side = Literal["serial", "tcp"]
+#: How long after a CHAT from a NULMODEM engine an identical one, with no other message from
+#: that engine in between, is still taken for its retransmission (several attempts can fail).
+REPEAT_WINDOW = 300.0
+
 SERIAL: Side = "serial"
 TCP: Side = "tcp"
 
@@ -563,11 +567,12 @@ class Bridge:
         """A NULMODEM repeat of a CHAT, which the dialogue layer cannot tell from a new one.
 
         When the echo of E is garbled the receiver has delivered the message but the sender
-        starts it over, so it arrives twice, back to back.  For every other message the
-        dialogue state tells (it would be out of turn); a CHAT is allowed at any time, so
-        an identical CHAT that follows the previous serial message within the time a
-        retransmission takes is taken for one.  An engine that really says the same thing
-        twice in a row within seconds loses the repeat (logged).
+        starts it over, so it arrives twice, back to back, possibly after several failed
+        attempts.  For every other message the dialogue state tells (it would be out of
+        turn); a CHAT is allowed at any time, so an identical CHAT with no other message
+        from the serial engine in between, within ``REPEAT_WINDOW`` seconds, is taken for
+        one (messages from TCP may cross meanwhile: the engine is still retrying).  An
+        engine that really says the same thing twice in a row loses the repeat (logged).
         """
         if sender != SERIAL or self.cfg.link != "nulmodem":
             return False
@@ -575,7 +580,7 @@ class Bridge:
         last, self._last_from_serial = self._last_from_serial, (msg.wire, now)
         if not isinstance(msg, Chat) or last is None or last[0] != msg.wire:
             return False
-        return now - last[1] <= 2 * self.cfg.nulmodem.timeout + 1.0
+        return now - last[1] <= REPEAT_WINDOW
 
     def _forward(self, sender: Side, raw: bytes) -> bool:
         receiver = _other(sender)
