@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from helpers import Cli, LineReader
+from helpers.rig import start_serial_engine
 
 from dxserial.record import read_pdn
 
@@ -91,27 +92,8 @@ def processes() -> Iterator[list[Cli | subprocess.Popen[str]]]:
 def test_pydraughts_plays_a_whole_game_through_the_bridge(
     tmp_path: Path, processes: list[Cli | subprocess.Popen[str]]
 ) -> None:
-    a, b = str(tmp_path / "ttyA"), str(tmp_path / "ttyB")
-    vpair = Cli("vpair", a, b)
-    processes.append(vpair)
-    vpair.out.expect("vpair ready", timeout=20)
-    engine = Cli(
-        "engine",
-        b,
-        "--role",
-        "follower",
-        "--link",
-        "nulmodem",
-        "--seed",
-        "5",
-        "--echo-timeout",
-        "0.5",
-        "--max-attempts",
-        "1000",
-        "-v",
-    )
-    processes.append(engine)
-    engine.out.expect("engine ready", timeout=20)
+    vpair, engine, a = start_serial_engine(tmp_path, 5, "-v")
+    processes += [vpair, engine]
     bridge = Cli(
         "bridge",
         a,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers import Cli, LineReader
+from helpers.rig import start_serial_engine
 
 from dxserial.match import Progress, Standing, results_table
 from dxserial.record import read_pdn
@@ -67,26 +68,8 @@ def tcp_engine(procs: list[Cli | Proc], *extra: str) -> tuple[Cli, int]:
 
 
 def test_serial_engine_against_tcp_engine(tmp_path: Path, started: list[Cli | Proc]) -> None:
-    a, b = str(tmp_path / "ttyA"), str(tmp_path / "ttyB")
-    vpair = Cli("vpair", a, b)
-    started.append(vpair)
-    vpair.out.expect("vpair ready", timeout=20)
-    serial_engine = Cli(
-        "engine",
-        b,
-        "--role",
-        "follower",
-        "--link",
-        "nulmodem",
-        "--seed",
-        "1",
-        "--echo-timeout",
-        "0.5",
-        "--max-attempts",
-        "1000",
-    )
-    started.append(serial_engine)
-    serial_engine.out.expect("engine ready", timeout=20)
+    vpair, serial_engine, a = start_serial_engine(tmp_path, 1)
+    started += [vpair, serial_engine]
     tcp, port = tcp_engine(started, "--seed", "2")
     pdn = tmp_path / "pdn"
     match = Proc(

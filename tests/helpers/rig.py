@@ -91,3 +91,18 @@ def stop_rig(rig: Rig) -> None:
         rig.bridge.stdout.close()
     rig.vpair.stop()
     rig.vpair.__exit__(None, None, None)
+
+
+def start_serial_engine(tmp_path: Path, seed: int, *extra: str) -> tuple[Cli, Cli, str]:
+    """`dxserial vpair` and the built-in engine (follower, NULMODEM) on its end B.
+
+    Returns the vpair, the engine and end A, where a bridge or a match opens the line.
+    The caller stops both processes.
+    """
+    vpair, a, b = start_vpair(tmp_path)
+    engine = Cli(
+        "engine", b, "--role", "follower", "--link", "nulmodem", "--seed", str(seed),
+        "--echo-timeout", "0.5", "--max-attempts", "1000", *extra,
+    )
+    engine.out.expect("engine ready", timeout=20)
+    return vpair, engine, a
