@@ -63,18 +63,16 @@ def no_gc() -> Iterator[None]:
 
 
 def spec_dir() -> Path | None:
-    for parent in HERE.parents:
-        candidate = parent / "shared" / "spec"
-        if candidate.is_dir():
-            return candidate
-    return None
+    """The protocol reference data the tests use too (tests/data in the repository)."""
+    candidate = HERE.parent / "tests" / "data"
+    return candidate if candidate.is_dir() else None
 
 
 def real_messages() -> list[bytes]:
     """The messages of vectors.json and of the Scan game, in file order."""
     spec = spec_dir()
     if spec is None:
-        sys.exit("bench: shared/spec not found beside the repository")
+        sys.exit("bench: tests/data not found in the repository")
     out = [v["message"].encode("ascii") for v in json.loads((spec / "vectors.json").read_text())]
     for line in (spec / "scan-vs-scan-game.jsonl").read_text().splitlines():
         if line.strip():

@@ -1,4 +1,4 @@
-"""Shared fixtures: where the protocol reference files live."""
+"""Shared fixtures: the protocol reference data (in tests/data, part of the repository)."""
 
 from __future__ import annotations
 
@@ -19,21 +19,13 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-def find_spec_dir() -> Path | None:
-    """``shared/spec`` sits beside the repository (in CI as in development)."""
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "spec"
-        if candidate.is_dir():
-            return candidate
-    return None
+#: vectors.json, the Scan-vs-Scan game and DRAUGHTS.md: copies of the protocol reference.
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")
 def spec_dir() -> Path:
-    found = find_spec_dir()
-    if found is None:
-        pytest.skip("shared/spec not found beside the repository")
-    return found
+    return DATA_DIR
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ target (hypothesis; no extra dependency):
 * ``parser``: :func:`~dxserial.protocol.messages.parse` on arbitrary bytes, on near-valid
   messages of each type, on valid messages with one field overwritten (number-like text),
   and on mutations (flipped, replaced, inserted, deleted bytes, splices) of real messages
-  from ``shared/spec`` (vectors.json and the Scan game), strict and lenient: a message
+  from ``tests/data`` (vectors.json and the Scan game), strict and lenient: a message
   that ``encode`` reproduces byte for byte, or a one-line :class:`MessageError`.
 * ``framer``: random byte streams (NULs, bytes >= 0x80, overlong runs) in random chunks
   through :class:`NulFramer`: only its two events, ``pending`` within its bound, and exactly
@@ -146,12 +146,8 @@ def one_line(text: str) -> None:
 # ================================================================== real messages
 
 
-def find_spec_dir() -> Path | None:
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "spec"
-        if candidate.is_dir():
-            return candidate
-    return None
+def find_spec_dir() -> Path:
+    return Path(__file__).resolve().parent / "data"
 
 
 _FALLBACK = (
@@ -171,7 +167,7 @@ def real_messages() -> tuple[bytes, ...]:
     """Every message of vectors.json and the Scan game (plus a few built in), no repeats."""
     found: list[bytes] = []
     spec = find_spec_dir()
-    if spec is not None:
+    if spec.is_dir():
         vectors = json.loads((spec / "vectors.json").read_text())
         found += [v["message"].encode("latin-1") for v in vectors]
         for line in (spec / "scan-vs-scan-game.jsonl").read_text().splitlines():

@@ -111,18 +111,9 @@ def violation(d: Dialogue, m: Message, sender: Role, word: str) -> DialogueError
 # --------------------------------------------------------------------------- a real game
 
 
-def _find_spec() -> Path | None:
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "shared" / "spec").is_dir():
-            return parent / "shared" / "spec"
-    return None
-
-
 @pytest.fixture(scope="module")
 def scan_lines() -> list[tuple[Role, Message]]:
-    spec = _find_spec()
-    if spec is None:
-        pytest.skip("shared/spec not found beside the repository")
+    spec = Path(__file__).resolve().parent / "data"
     lines = (spec / "scan-vs-scan-game.jsonl").read_text().splitlines()
     records = [json.loads(line) for line in lines if line.strip()]
     return [(Role(r["from"]), parse(r["message"].encode("ascii"))) for r in records]
