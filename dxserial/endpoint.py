@@ -26,12 +26,9 @@ import contextlib
 import enum
 import logging
 from dataclasses import dataclass, field
-from typing import Literal
 
-from dxserial.bridge import NulModemSettings
 from dxserial.errors import ConfigError, PortError
-from dxserial.protocol.links import Layer1Link, NulLink
-from dxserial.protocol.nulmodem import NulModemLink
+from dxserial.protocol.links import Layer1Link, LinkKind, NulModemSettings, make_link
 from dxserial.transports.base import ByteLink
 from dxserial.transports.serial import SerialSettings, open_serial
 from dxserial.transports.tcp import (
@@ -55,7 +52,6 @@ __all__ = [
 
 log = logging.getLogger("dxserial.endpoint")
 
-LinkKind = Literal["nulmodem", "nul"]
 _RETRY = 0.2
 
 
@@ -126,12 +122,7 @@ class EngineEndpoint:
 
     def make_link(self) -> Layer1Link:
         """A fresh layer-1 link for a newly opened port."""
-        if self.layer1 == "nul":
-            return NulLink()
-        nm = self.options.nulmodem
-        return NulModemLink(
-            start=nm.start, end=nm.end, timeout=nm.timeout, max_attempts=nm.max_attempts
-        )
+        return make_link(self.layer1, self.options.nulmodem)
 
     def describe(self) -> str:
         """For log and ready lines: where the engine is and how it is spoken to."""

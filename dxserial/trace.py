@@ -48,6 +48,24 @@ class TraceWriter:
         self._file.flush()
         self._written += len(line)
 
+    def write_lines(self, lines: list[str]) -> None:
+        """Records already serialised as JSON (a batch from a writer thread), one flush."""
+        if self._full:
+            return
+        out = []
+        for line in lines:
+            if self._written + len(line) + 1 > self.max_bytes:
+                self._full = True
+                line = json.dumps({"time": round(time.time(), 6), "kind": "trace-full",
+                                   "max_bytes": self.max_bytes})
+                out.append(line + "\n")
+                self._written += len(line) + 1
+                break
+            out.append(line + "\n")
+            self._written += len(line) + 1
+        self._file.write("".join(out))
+        self._file.flush()
+
     def message(
         self,
         direction: str,

@@ -43,10 +43,16 @@ def play_game(
 def test_whole_game_serial_initiator(rig: Rig, scan_game: list[dict[str, str]]) -> None:
     with NulModemPeer(rig.peer_path, seed=1) as peer, DxpClient("127.0.0.1", rig.port) as client:
         play_game(scan_game, peer, client, serial_role="initiator")
-    trace = rig.trace()
-    forwarded = [r for r in trace if r["kind"] == "message" and r["action"] == "forwarded"]
-    assert len(forwarded) == len(scan_game)
-    assert all("error" not in r for r in forwarded)
+
+    def of(action: str) -> list[dict[str, object]]:
+        return [r for r in rig.trace() if r["kind"] == "message" and r["action"] == action]
+
+    # Each message is traced as queued on arrival, then delivered when its engine got it.
+    wait_until(lambda: len(of("delivered")) == len(scan_game), what="every delivery traced")
+    queued = of("queued")
+    assert len(queued) == len(scan_game)
+    assert all("error" not in r for r in queued)
+    assert [r["id"] for r in of("delivered")] == [r["id"] for r in queued]
 
 
 def test_whole_game_tcp_initiator(rig: Rig, scan_game: list[dict[str, str]]) -> None:

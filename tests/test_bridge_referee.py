@@ -105,14 +105,16 @@ def test_scan_game_is_refereed_clean_and_recorded(
 
 def test_game_cut_short_is_written_with_a_star(rig_factory: RigFactory, tmp_path: Path) -> None:
     games = tmp_path / "games"
-    rig = rig_factory(bridge_args=("--pdn", str(games)))
+    rig = rig_factory(bridge_args=("--pdn", str(games), "--peer-grace", "0.2"))
     with NulModemPeer(rig.peer_path, seed=6) as peer:
         with DxpClient("127.0.0.1", rig.port) as client:
             open_game(peer, client)
-        wait_until(lambda: "went away" in rig.log(), what="the hang-up")
-        with DxpClient("127.0.0.1", rig.port):  # the next engine: the old game is over
-            wait_until(lambda: games.exists() and any(games.iterdir()), what="the PDN file")
+        # Black (the TCP engine) was to move: the bridge ends the game on its behalf...
+        assert peer.expect() == b"E00"
+        peer.send(b"E00")  # ...and the serial engine's answer closes it
+        wait_until(lambda: games.exists() and any(games.iterdir()), what="the PDN file")
     (path,) = list(games.iterdir())
     (record,) = read_pdn(path)
     assert record.result == "*"
     assert [m.text for m in record.moves] == ["34-29"]
+    assert "the tcp engine went away" in path.read_text()

@@ -11,7 +11,8 @@ from helpers.peers import DxpClient, NulModemPeer
 from helpers.rig import RigFactory
 
 import dxserial
-from dxserial.bridge import BridgeConfig, _console_blocked_by_default
+from dxserial.bridge import BridgeConfig
+from dxserial.bridge.policy import console_blocked_by_default
 
 
 def refused(port: int) -> bool:
@@ -53,7 +54,8 @@ def test_console_chat_passes_on_loopback_by_default(rig_factory: RigFactory) -> 
 
 def test_console_blocking_defaults_follow_the_exposure() -> None:
     def blocked(**kw: object) -> bool:
-        return _console_blocked_by_default(BridgeConfig(port="/dev/null", **kw))  # type: ignore[arg-type]
+        config = BridgeConfig(port="/dev/null", **kw)  # type: ignore[arg-type]
+        return console_blocked_by_default(config.block_console, config.listen, config.connect)
 
     assert not blocked()
     assert not blocked(listen=("127.0.0.1", 27531))

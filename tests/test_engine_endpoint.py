@@ -6,7 +6,6 @@ import asyncio
 
 import pytest
 
-from dxserial.bridge import NulModemSettings
 from dxserial.endpoint import (
     EndpointKind,
     EngineEndpoint,
@@ -14,7 +13,7 @@ from dxserial.endpoint import (
     parse_engine_endpoint,
 )
 from dxserial.errors import ConfigError, PortError
-from dxserial.protocol.links import NulLink
+from dxserial.protocol.links import NulLink, NulModemSettings
 from dxserial.protocol.nulmodem import NulModemLink
 from dxserial.transports.tcp import Endpoint
 

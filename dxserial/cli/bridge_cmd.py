@@ -13,6 +13,7 @@ from typing import Any, Literal
 import typer
 
 from dxserial.bridge import Bridge, BridgeConfig, IPNetwork
+from dxserial.bridge.settings import DEFAULT_PEER_GRACE, DEFAULT_SERIAL_GRACE
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging, nulmodem_settings
 from dxserial.config import load_config
@@ -134,6 +135,23 @@ def bridge_command(
         envvar="DXSERIAL_KICK_OLD",
         help="A second TCP client replaces the first instead of being refused.",
     ),
+    peer_grace: float = typer.Option(
+        DEFAULT_PEER_GRACE,
+        "--peer-grace",
+        envvar="DXSERIAL_PEER_GRACE",
+        help="SECONDS a TCP engine that left mid-game has before the bridge ends the game "
+        "towards the serial engine on its behalf (GAMEEND reason 0, stop code 0), so the "
+        "serial engine is ready for the next game. A new TCP engine that speaks first ends it "
+        "at once.",
+    ),
+    serial_grace: float = typer.Option(
+        DEFAULT_SERIAL_GRACE,
+        "--serial-grace",
+        envvar="DXSERIAL_SERIAL_GRACE",
+        help="SECONDS a vanished serial port (adapter pulled) has to come back before its "
+        "engine counts as gone: what waits for it is reported lost and its game is ended "
+        "towards the TCP engine.",
+    ),
     allow: list[str] | None = typer.Option(
         None,
         "--allow",
@@ -202,6 +220,9 @@ def bridge_command(
     start_byte, end_byte = given["start_byte"], given["end_byte"]
     echo_timeout, max_attempts = given["echo_timeout"], given["max_attempts"]
     on_invalid, kick_old, trace = given["on_invalid"], given["kick_old"], given["trace"]
+    peer_grace, serial_grace = given["peer_grace"], given["serial_grace"]
+    if peer_grace < 0 or serial_grace < 0:
+        raise ConfigError("--peer-grace and --serial-grace must be >= 0 seconds")
     referee, pdn = given["referee"], given["pdn"]
     allow_nets = _networks(given["allow"])
     if referee not in ("off", "warn", "strict"):
@@ -248,6 +269,8 @@ def bridge_command(
         allow=allow_nets,
         block_console=given["block_console"],
         pdn=pdn_dir,
+        peer_grace=peer_grace,
+        serial_grace=serial_grace,
     )
     writer = TraceWriter(Path(trace)) if trace is not None else None
     try:
@@ -281,6 +304,8 @@ CONFIG_KEYS: dict[str, type] = {
     "block_console": bool,
     "pdn": str,
     "kick_old": bool,
+    "peer_grace": float,
+    "serial_grace": float,
     "trace": str,
     "verbose": int,
     "quiet": bool,

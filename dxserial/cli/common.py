@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import sys
 
-from dxserial.bridge import NulModemSettings
 from dxserial.errors import ConfigError
+from dxserial.protocol.links import NulModemSettings
 
 
 def configure_logging(verbose: int, quiet: bool) -> None:

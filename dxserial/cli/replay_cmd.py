@@ -1,9 +1,11 @@
 """``dxserial replay FILE``: a bridge trace or a PDN file, shown move by move.
 
-A trace is judged again from scratch by the referee (warn policy: what the bridge
-forwarded is what the engines saw), so a replay also finds what a bridge without
-``--referee`` let through.  A PDN file is replayed on the board; a move that does not
-replay, and every violation the recorder wrote into a comment, is pointed at with ``!!``.
+A trace is judged again from scratch by the referee, in the order the bridge judged it
+(each message's arrival record, the bridge's own messages on behalf of an engine that
+left included; warn policy), so a replay also finds what a bridge without ``--referee``
+let through.  Messages that never reached their engine are pointed out.  A PDN file is
+replayed on the board; a move that does not replay, and every violation the recorder
+wrote into a comment, is pointed at with ``!!``.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class _TraceReplay:
         self.pending: list[str] = []
         self.open = False  # the last game in ``games`` has not ended yet
         self.messages = 0
+        self.seen: set[Any] = set()  # ids of messages whose arrival was judged
 
     @property
     def current(self) -> GameLog:
@@ -107,6 +110,32 @@ class _TraceReplay:
         direction = str(record.get("direction", "?"))
         raw_text = str(record.get("raw", ""))
         action = str(record.get("action", "forwarded"))
+        ident = record.get("id")
+        if action == "delivered":
+            return  # its arrival record was judged already
+        if action == "lost" and ident is not None and ident in self.seen:
+            receiver = direction.split("->")[-1]
+            self.current.entries.append(
+                f"   -- [{raw_text}] never reached the {receiver} engine: "
+                f"{record.get('error', 'lost')}"
+            )
+            return
+        if ident is not None:
+            self.seen.add(ident)
+        if action == "sent-by-bridge":
+            speaks_for = record.get("on_behalf_of")
+            if not speaks_for:
+                self.current.entries.append(f"   bridge -> {direction[8:]}: [{raw_text}]")
+                return
+            self.current.entries.append(
+                f"   bridge, for the departed {speaks_for} engine: [{raw_text}]"
+            )
+            direction = f"{speaks_for}->{direction[8:]}"
+            action = "queued"
+        if action == "lost" and record.get("judged") is False:
+            return  # held for a game that never came: nobody judged or received it
+        if action == "lost":
+            action = "queued"  # judged on arrival, then nobody was there to receive it
         try:
             msg = parse(unescape(raw_text), strict=False)
         except (MessageError, ValueError) as exc:
@@ -117,7 +146,7 @@ class _TraceReplay:
             )
             return
         side = direction.split("->")[0]
-        if isinstance(msg, GameRequest) and action == "forwarded":
+        if isinstance(msg, GameRequest) and action in ("forwarded", "queued"):
             # A GAMEREQ the dialogue cannot take, which the bridge did not flag either: the
             # bridge started over with a new peer (its own dialogue was reset).
             phase = self.referee.dialogue.phase
@@ -129,7 +158,7 @@ class _TraceReplay:
                 f"   {direction}: {msg.NAME} [{raw_text}] before any GAMEREQ: not judged"
             )
             return
-        if action != "forwarded":
+        if action not in ("forwarded", "queued"):
             error = record.get("error")
             self.current.entries.append(
                 f"   -- {role} {msg.NAME} [{raw_text}]: not forwarded ({action}), not applied"

@@ -12,7 +12,8 @@ vanished mid-write), so reopening the port loses nothing.
 from __future__ import annotations
 
 from collections import deque
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from dxserial.errors import FramingError
 from dxserial.protocol.framing import FrameDropped, FrameReceived, NulFramer, nul_frame
@@ -26,10 +27,23 @@ from dxserial.protocol.nulmodem import (
 
 DEFAULT_MAX_QUEUE = 1024
 
+LinkKind = Literal["nulmodem", "nul"]
+
+
+@dataclass(frozen=True)
+class NulModemSettings:
+    """The echo handshake's parameters (see ``dxserial.protocol.nulmodem``)."""
+
+    start: int = 0x02
+    end: int = 0x03
+    timeout: float = 5.0
+    max_attempts: int = 5
+
 
 class Layer1Link(Protocol):
     """What the bridge needs from a layer-1 link; clock values are in seconds."""
 
+    def check(self, raw: bytes) -> None: ...
     def send(self, raw: bytes, now: float) -> None: ...
     def receive_data(self, data: bytes, now: float) -> None: ...
     def poll(self, now: float) -> None: ...
@@ -37,6 +51,7 @@ class Layer1Link(Protocol):
     def events(self) -> list[NulModemEvent]: ...
     def next_deadline(self) -> float | None: ...
     def reset(self) -> None: ...
+    def clear(self) -> list[bytes]: ...
 
     @property
     def queued(self) -> int: ...
@@ -56,8 +71,12 @@ class NulLink:
         self._events: list[NulModemEvent] = []
         self._max_queue = max_queue
 
+    def check(self, raw: bytes) -> None:
+        """Raise :class:`FramingError` if ``raw`` cannot be framed (queue aside)."""
+        nul_frame(raw)
+
     def send(self, raw: bytes, now: float) -> None:
-        nul_frame(raw)  # validates
+        self.check(raw)
         if len(self._queue) >= self._max_queue:
             raise FramingError(f"send queue full ({self._max_queue} messages)")
         self._queue.append(raw)
@@ -106,6 +125,13 @@ class NulLink:
         self._handed_out.clear()
         self._framer = NulFramer(max_len=self._max_len)
 
+    def clear(self) -> list[bytes]:
+        """Forget every frame not yet written (its peer is gone); return them."""
+        dropped = self._handed_out + list(self._queue)
+        self._handed_out = []
+        self._queue.clear()
+        return dropped
+
     def close_input(self) -> None:
         """The line closed: a partial frame is reported, not kept."""
         for event in self._framer.close():
@@ -121,4 +147,30 @@ class NulLink:
         return not self._queue and not self._handed_out and self._framer.pending == 0
 
 
-__all__ = ["Layer1Link", "NulLink", "NulModemLink"]
+def make_link(
+    kind: LinkKind,
+    nulmodem: NulModemSettings | None = None,
+    *,
+    max_queue: int = DEFAULT_MAX_QUEUE,
+) -> Layer1Link:
+    """The one place a layer-1 link is built from settings (bridge, engine, match)."""
+    if kind == "nul":
+        return NulLink(max_queue=max_queue)
+    nm = nulmodem or NulModemSettings()
+    return NulModemLink(
+        start=nm.start,
+        end=nm.end,
+        timeout=nm.timeout,
+        max_attempts=nm.max_attempts,
+        max_queue=max_queue,
+    )
+
+
+__all__ = [
+    "Layer1Link",
+    "LinkKind",
+    "NulLink",
+    "NulModemLink",
+    "NulModemSettings",
+    "make_link",
+]

@@ -215,9 +215,12 @@ class NulModemLink:
 
     # ------------------------------------------------------------------ public API
 
-    def send(self, raw: bytes, now: float) -> None:
-        """Queue one message (FIFO). Raises :class:`FramingError` if it cannot be sent."""
-        raw = bytes(raw)
+    def check(self, raw: bytes) -> None:
+        """Raise :class:`FramingError` if this line cannot carry ``raw`` (queue aside).
+
+        A caller asks before it counts a message as sent: a referee must not see a move
+        that the line would refuse.
+        """
         check_message(raw, self._max_len)
         for i, b in enumerate(raw):
             if b in (self._start, self._end) or (self._learn and _is_control(b)):
@@ -225,6 +228,11 @@ class NulModemLink:
                     f"byte {_show(b)} at offset {i} of the message: it would be read as "
                     "a start or end byte on the serial line"
                 )
+
+    def send(self, raw: bytes, now: float) -> None:
+        """Queue one message (FIFO). Raises :class:`FramingError` if it cannot be sent."""
+        raw = bytes(raw)
+        self.check(raw)
         if self.queued >= self._max_queue:
             raise FramingError(
                 f"send queue full: {self.queued} messages wait for the serial line; "
@@ -290,6 +298,18 @@ class NulModemLink:
         self._stray_count = 0
         self._framing_echoes.clear()
         self._deaf_until = -math.inf
+
+    def clear(self) -> list[bytes]:
+        """Forget every message not yet delivered (its engine is gone); return them.
+
+        The message in flight is abandoned where it stands; what the peer had already
+        echoed of it is its own business.
+        """
+        dropped = ([self._current] if self._current is not None else []) + list(self._queue)
+        self._queue.clear()
+        self._current = None
+        self.reset()
+        return dropped
 
     @property
     def queued(self) -> int:

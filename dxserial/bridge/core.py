@@ -1,0 +1,397 @@
+"""The asyncio side of the bridge: ports, peers and timers in, relay actions applied.
+
+Every decision (what to forward, hold, drop or say on an engine's behalf) is the
+:class:`~dxserial.bridge.relay.Relay`'s; this module only moves bytes between the
+transports and the relay, keeps the timers it asks for, and hands trace lines and game
+records to a writer thread (:mod:`dxserial.bridge.files`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from dxserial.bridge.files import FileWriter
+from dxserial.bridge.flood import FloodGuard
+from dxserial.bridge.judge import SERIAL, TCP, Side
+from dxserial.bridge.policy import allowed, console_blocked_by_default
+from dxserial.bridge.relay import (
+    Action,
+    Log,
+    Observed,
+    Relay,
+    RelaySettings,
+    Send,
+    Trace,
+    WriteRecord,
+)
+from dxserial.bridge.settings import BridgeConfig
+from dxserial.errors import DxSerialError, FramingError
+from dxserial.linkdriver import LinkDriver
+from dxserial.protocol.links import NulLink, make_link
+from dxserial.protocol.messages import Message
+from dxserial.protocol.nulmodem import (
+    LinkDown,
+    LinkProblem,
+    MessageDelivered,
+    MessageReceived,
+    NulModemEvent,
+)
+from dxserial.record import GameRecord
+from dxserial.trace import TraceWriter
+from dxserial.transports.serial import open_serial
+from dxserial.transports.tcp import TcpLink, tcp_connect, tcp_listen
+
+log = logging.getLogger("dxserial.bridge")
+
+#: The keys of the closing counts, always present (0 when nothing happened).
+COUNT_KEYS = (
+    "serial->tcp", "tcp->serial", "queued", "delivered", "dropped", "lost", "sent-by-bridge",
+    "invalid", "duplicates", "violations", "blocked",
+)
+
+
+class Bridge:
+    """Runs until :meth:`stop`; every side effect goes through the transports."""
+
+    def __init__(
+        self,
+        config: BridgeConfig,
+        *,
+        trace: TraceWriter | None = None,
+        on_ready: Callable[[str], None] | None = None,
+        observer: Callable[[str, Message], None] | None = None,
+    ) -> None:
+        self.cfg = config
+        self._on_ready = on_ready
+        self._observer = observer  # sees each message as it is forwarded (demo, monitors)
+        self._stopping = asyncio.Event()
+        self._files = FileWriter(trace, config.pdn, on_written=self._recorded)
+        self._drivers: dict[Side, LinkDriver] = {
+            SERIAL: LinkDriver(
+                make_link(config.link, config.nulmodem, max_queue=config.max_pending),
+                self._serial_event,
+                name="serial",
+            ),
+            TCP: LinkDriver(NulLink(max_queue=config.max_pending), self._tcp_event, name="tcp"),
+        }
+        self.relay = Relay(
+            RelaySettings(
+                on_invalid=config.on_invalid,
+                referee=config.referee,
+                record=config.pdn is not None,
+                block_console=console_blocked_by_default(
+                    config.block_console, config.listen, config.connect
+                ),
+                serial_repeats=config.link == "nulmodem",
+                grace={SERIAL: 0.0, TCP: config.peer_grace},
+            ),
+            check=self._check,
+        )
+        self._peer: TcpLink | None = None
+        self._server: asyncio.Server | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._serial_gone: asyncio.TimerHandle | None = None
+        self._flood = FloodGuard()
+        self.listen_address: tuple[str, int] | None = None
+
+    @property
+    def counters(self) -> dict[str, int]:
+        counts = self.relay.counts
+        return {key: counts.get(key, 0) for key in COUNT_KEYS}
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    # ------------------------------------------------------------------ actions
+
+    def _apply(self, actions: list[Action]) -> None:
+        for action in actions:
+            if isinstance(action, Send):
+                try:
+                    self._drivers[action.side].send(action.raw)
+                except FramingError as exc:
+                    self._apply(
+                        self.relay.undelivered(action.side, [action.raw], str(exc), self._now())
+                    )
+            elif isinstance(action, Trace):
+                self._files.trace(action.fields)
+            elif isinstance(action, Log):
+                self._log(action.level, action.text, action.kind)
+            elif isinstance(action, WriteRecord):
+                self._files.record(action.record)
+            elif isinstance(action, Observed) and self._observer is not None:
+                self._observer(action.direction, action.message)
+        self._arm_timer()
+
+    def _log(self, level: int, text: str, kind: str | None = None) -> None:
+        """Log (and trace) one line; a flood of one ``kind`` is summarised."""
+        if not log.isEnabledFor(level) and not self._files.tracing:
+            return
+        if kind is not None:
+            show, hidden = self._flood.allow(kind, self._now())
+            if hidden:
+                self._emit(
+                    logging.WARNING,
+                    f"{hidden} more '{kind}' lines in the last {self._flood.window:g} s not "
+                    "shown" + (" (the trace has every message)" if self._files.tracing else ""),
+                )
+            if not show:
+                return
+        self._emit(level, text)
+
+    def _emit(self, level: int, text: str) -> None:
+        log.log(level, text)
+        if level >= logging.INFO:
+            self._files.trace(
+                {"kind": "event", "level": logging.getLevelName(level).lower(), "text": text}
+            )
+
+    def _recorded(self, record: GameRecord, path: Path | None, error: str | None) -> None:
+        """Called in the writer thread once a PDN file is written (or not)."""
+        if path is not None:
+            log.info("game recorded: %s (%s)", path, record.result)
+        else:
+            log.error("game record NOT written: %s", error)
+
+    def _arm_timer(self) -> None:
+        deadline = self.relay.next_deadline()
+        if self._timer is not None:
+            if deadline is not None and self._timer.when() == deadline:
+                return
+            self._timer.cancel()
+            self._timer = None
+        if deadline is not None:
+            self._timer = asyncio.get_running_loop().call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._apply(self.relay.poll(self._now()))
+
+    def _check(self, side: Side, raw: bytes) -> None:
+        self._drivers[side].link.check(raw)
+
+    # ------------------------------------------------------------------ run
+
+    async def run(self) -> None:
+        """Open the serial port (fail fast if it is not there), serve TCP, run until stopped."""
+        serial = self._drivers[SERIAL]
+        try:
+            serial.attach(await open_serial(self.cfg.port, self.cfg.serial))
+        except BaseException:
+            self._files.close()
+            raise
+        self._log(logging.INFO, f"serial port {self.cfg.port} open ({self.cfg.link} link)")
+        tasks = [asyncio.create_task(self._serial_loop(), name="serial-reader")]
+        try:
+            if self.cfg.connect is not None:
+                tasks.append(asyncio.create_task(self._tcp_connector(), name="tcp-connector"))
+                where = f"connecting to {self.cfg.connect[0]}:{self.cfg.connect[1]}"
+            else:
+                host, port = self.cfg.listen or ("127.0.0.1", 27531)
+                self._server = await tcp_listen(host, port, self._on_client)
+                sock = self._server.sockets[0].getsockname()
+                self.listen_address = (str(sock[0]), int(sock[1]))
+                where = f"listening on {self.listen_address[0]}:{self.listen_address[1]}"
+            ready = f"bridge ready: {self.cfg.port} <-> {where}"
+            self._log(logging.INFO, ready)
+            if self._on_ready is not None:
+                self._on_ready(ready)
+            await self._stopping.wait()
+            await self._drain_for_shutdown()
+        finally:
+            if self._server is not None:
+                self._server.close()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for driver in self._drivers.values():
+                await driver.close()
+            for handle in (self._timer, self._serial_gone):
+                if handle is not None:
+                    handle.cancel()
+            self._apply(self.relay.shutdown(self._now()))
+            if self._timer is not None:
+                self._timer.cancel()
+            for kind, count in self._flood.drain():
+                self._emit(logging.WARNING, f"{count} more '{kind}' lines not shown")
+            self._emit(logging.INFO, f"bridge stopped; counts: {self.counters}")
+            self._files.close()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def _drain_for_shutdown(self) -> None:
+        """Give the message in flight up to ``shutdown_grace`` seconds to complete."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.cfg.shutdown_grace
+        while loop.time() < deadline:
+            busy = [
+                d for d in self._drivers.values() if d.port is not None and not d.link.idle
+            ]
+            if not busy:
+                return
+            await asyncio.sleep(0.01)
+
+    # ------------------------------------------------------------------ serial side
+
+    async def _serial_loop(self) -> None:
+        driver = self._drivers[SERIAL]
+        while True:
+            port = driver.port
+            if port is None:
+                await self._reopen_serial()
+                continue
+            why = await driver.read_until_lost(port, gate=self._drivers[TCP].room)
+            driver.detach()
+            grace = self.cfg.serial_grace
+            self._log(
+                logging.WARNING,
+                f"serial port {self.cfg.port} lost ({why or 'end of file'}); TCP side stays "
+                f"up, waiting for the port to come back (its engine counts as gone after "
+                f"{grace:g} s)",
+            )
+            self._serial_gone = asyncio.get_running_loop().call_later(grace, self._serial_given_up)
+            with contextlib.suppress(Exception):
+                await port.close()
+
+    def _serial_given_up(self) -> None:
+        self._serial_gone = None
+        driver = self._drivers[SERIAL]
+        if driver.port is not None:
+            return
+        driver.link.clear()  # the relay names each message as lost
+        self._apply(
+            self.relay.left(
+                SERIAL, self._now(), f"port gone for more than {self.cfg.serial_grace:g} s"
+            )
+        )
+
+    async def _reopen_serial(self) -> None:
+        driver = self._drivers[SERIAL]
+        while driver.port is None:
+            await asyncio.sleep(self.cfg.reopen_interval)
+            if "://" not in self.cfg.port and not os.path.exists(self.cfg.port):
+                continue
+            try:
+                port = await open_serial(self.cfg.port, self.cfg.serial)
+            except DxSerialError as exc:
+                log.debug("reopen of %s failed: %s", self.cfg.port, exc)
+                continue
+            if self._serial_gone is not None:
+                self._serial_gone.cancel()
+                self._serial_gone = None
+            self._log(
+                logging.INFO,
+                f"serial port {self.cfg.port} is back; {driver.link.queued} message(s) pending",
+            )
+            driver.attach(port)
+            if not self.relay.present[SERIAL]:
+                self._apply(self.relay.joined(SERIAL, self._now(), self.cfg.port))
+
+    def _serial_event(self, event: NulModemEvent) -> None:
+        now = self._now()
+        if isinstance(event, MessageReceived):
+            self._apply(self.relay.receive(SERIAL, event.raw, now))
+        elif isinstance(event, MessageDelivered):
+            self._apply(self.relay.delivered(SERIAL, event.raw, now))
+        elif isinstance(event, LinkDown):
+            self._log(logging.ERROR, f"serial link down: {event.error}")
+            self._apply(
+                self.relay.undelivered(
+                    SERIAL, list(event.undelivered), "the serial engine stopped answering", now
+                )
+            )
+        elif isinstance(event, LinkProblem):
+            self._log(logging.INFO, f"serial line: {event.error}", "serial line")
+
+    # ------------------------------------------------------------------ tcp side
+
+    async def _on_client(self, link: TcpLink) -> None:
+        if self.cfg.allow and not allowed(link.peer_host, self.cfg.allow):
+            self._log(
+                logging.WARNING,
+                f"refused TCP client {link.peer}: not in --allow "
+                f"({', '.join(str(n) for n in self.cfg.allow)})",
+                "refused client",
+            )
+            await link.close()
+            return
+        if self._peer is not None:
+            if not self.cfg.kick_old:
+                self._log(
+                    logging.WARNING,
+                    f"refused TCP client {link.peer}: {self._peer.peer} is connected "
+                    "(one peer at a time; --kick-old replaces it)",
+                    "refused client",
+                )
+                await link.close()
+                return
+            self._log(logging.WARNING, f"TCP client {link.peer} replaces {self._peer.peer}")
+            old = self._peer
+            self._peer_gone(old, "replaced by a new client")
+            await old.close()
+        await self._serve_peer(link)
+
+    async def _tcp_connector(self) -> None:
+        assert self.cfg.connect is not None
+        host, port = self.cfg.connect
+        failing = False
+        while True:
+            try:
+                link = await tcp_connect(host, port)
+            except DxSerialError as exc:
+                if not failing:
+                    self._log(
+                        logging.WARNING,
+                        f"{exc}; retrying every {self.cfg.reconnect_interval:g} s",
+                    )
+                    failing = True
+                await asyncio.sleep(self.cfg.reconnect_interval)
+                continue
+            failing = False
+            await self._serve_peer(link)
+            await asyncio.sleep(self.cfg.reconnect_interval)
+
+    async def _serve_peer(self, link: TcpLink) -> None:
+        driver = self._drivers[TCP]
+        self._peer = link
+        driver.attach(link)
+        self._apply(self.relay.joined(TCP, self._now(), link.peer))
+        why = await driver.read_until_lost(link, gate=self._drivers[SERIAL].room)
+        if self._peer is link:
+            self._peer_gone(link, str(why) if why else "closed")
+        await link.close()
+
+    def _peer_gone(self, link: TcpLink, why: str) -> None:
+        """The TCP peer's session ends: a cut-off frame is reported, unsent messages lost."""
+        driver = self._drivers[TCP]
+        self._peer = None
+        driver.detach()
+        tcp_link = driver.link
+        if isinstance(tcp_link, NulLink):
+            tcp_link.close_input()  # reports a message cut off by the hang-up
+            driver.service()
+        tcp_link.clear()
+        self._log(
+            logging.INFO,
+            f"TCP peer {link.peer} went away ({why}); serial side stays open",
+        )
+        self._apply(self.relay.left(TCP, self._now(), why))
+
+    def _tcp_event(self, event: NulModemEvent) -> None:
+        now = self._now()
+        if isinstance(event, MessageReceived):
+            self._apply(self.relay.receive(TCP, event.raw, now))
+        elif isinstance(event, MessageDelivered):
+            self._apply(self.relay.delivered(TCP, event.raw, now))
+        elif isinstance(event, LinkProblem):
+            self.relay.counts["invalid"] += 1
+            self._log(logging.WARNING, f"tcp->serial: {event.error}", "framing tcp")
+
+
+__all__ = ["COUNT_KEYS", "Bridge"]

@@ -1,0 +1,657 @@
+"""The bridge's rules as a sans-I/O object: messages and engine comings and goings in,
+actions out (like h11's connection).  No asyncio, no sockets, no files, no clock of its
+own: the asyncio driver (:mod:`dxserial.bridge.core`) applies the actions.
+
+Sessions.  A *session* is one engine's stay on one side: a TCP peer's connection, or the
+serial port from opening until it is given up.  A game belongs to the sessions in which
+its GAMEREQ was delivered.  The rules:
+
+* A message for a side with no engine (no TCP peer yet) is *held* and delivered to that
+  side's next session, judged as delivered to it (judged once, on arrival).
+* A message on its way to an engine that leaves is *lost*: never delivered to the next
+  engine; each one is named in the log and the trace.
+* An engine that leaves mid-game: after ``grace`` seconds (or as soon as the next engine
+  on that side speaks) the bridge closes the game towards the engine that stayed, on the
+  departed one's behalf (:mod:`dxserial.bridge.closeout`), consumes its answer, and
+  records the game with ``*``.  Meanwhile the stayer's messages belong to the old game
+  and are lost; the newcomer's messages are held until the old game is closed.
+* The serial engine restarting (a GAMEREQ from it in the middle of a game) is handled
+  the same way: the old game is closed towards the TCP engine, then the GAMEREQ goes on.
+
+The trace tells the truth.  Each message gets one record when it arrives (``queued``,
+``dropped`` with a ``reason``, ``lost`` if its receiver is gone, or ``sent-by-bridge`` for
+the bridge's own messages) and, once queued, one more when its fate is known
+(``delivered`` or ``lost``).  :attr:`Relay.counts` counts exactly those records.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from dxserial.bridge.closeout import DONE, WAIT, next_step
+from dxserial.bridge.judge import SERIAL, TCP, Judge, Judgement, RefereeMode, Side, other
+from dxserial.errors import FramingError, MessageError
+from dxserial.protocol.messages import Chat, GameRequest, Message, escape, parse
+from dxserial.protocol.session import Phase
+from dxserial.record import GameRecord
+
+#: How long after a CHAT from a NULMODEM engine an identical one, with no other message from
+#: that engine in between, is still taken for its retransmission.
+REPEAT_WINDOW = 300.0
+
+
+def direction(sender: Side) -> str:
+    return "serial->tcp" if sender == SERIAL else "tcp->serial"
+
+
+# --------------------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True)
+class Send:
+    """Hand ``raw`` to ``side``'s layer-1 link (the forward itself)."""
+
+    side: Side
+    raw: bytes
+
+
+@dataclass(frozen=True)
+class Log:
+    """One log line; ``kind`` groups repeats for the flood guard."""
+
+    level: int
+    text: str
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One trace record (the writer adds the time)."""
+
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class WriteRecord:
+    """A finished game, to be written as PDN."""
+
+    record: GameRecord
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A message on its way (for a live display such as ``dxserial demo``)."""
+
+    direction: str
+    message: Message
+
+
+Action = Send | Log | Trace | WriteRecord | Observed
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class RelaySettings:
+    on_invalid: Literal["drop", "forward"] = "drop"
+    referee: RefereeMode = "warn"
+    record: bool = False
+    block_console: bool = False
+    #: NULMODEM on the serial line: an identical CHAT right after one is a retransmission.
+    serial_repeats: bool = True
+    #: Seconds an engine that left mid-game has before the bridge closes its game.
+    grace: dict[Side, float] = field(default_factory=lambda: {SERIAL: 0.0, TCP: 3.0})
+    #: Seconds the engine that stayed has to answer the bridge while it closes a game.
+    closeout_timeout: float = 30.0
+
+
+@dataclass
+class _Msg:
+    id: int
+    sender: Side | None  # None: the bridge's own
+    raw: bytes
+    msg: Message | None
+
+
+@dataclass
+class _Closeout:
+    """The bridge speaking for ``departed`` towards the other side, until the game is closed."""
+
+    departed: Side
+    why: str
+    deadline: float
+    started: bool = False
+    spoke: bool = False  # the bridge has sent something: what follows answers it
+    held: deque[tuple[_Msg, float]] = field(default_factory=deque)
+
+
+def _is_console(text: str) -> bool:
+    return text.lstrip().lower().startswith("console ")
+
+
+class Relay:
+    """Sessions, judging and message fate for one bridge (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: RelaySettings | None = None,
+        *,
+        check: Callable[[Side, bytes], None] | None = None,
+    ) -> None:
+        self.settings = settings or RelaySettings()
+        self._check = check  # raises FramingError if that side's line cannot carry it
+        self.judge = Judge(self.settings.referee, record=self.settings.record)
+        self.present: dict[Side, bool] = {SERIAL: True, TCP: False}
+        self.session: dict[Side, int] = {SERIAL: 1, TCP: 0}
+        self._held: dict[Side, deque[_Msg]] = {SERIAL: deque(), TCP: deque()}
+        self._flight: dict[Side, deque[_Msg]] = {SERIAL: deque(), TCP: deque()}
+        self._closeout: _Closeout | None = None
+        self._ids = itertools.count(1)
+        self._last_from_serial: tuple[bytes, float] | None = None
+        self.counts: Counter[str] = Counter()
+        self._out: list[Action] = []
+
+    # ------------------------------------------------------------------ inputs
+
+    def receive(self, sender: Side, raw: bytes, now: float) -> list[Action]:
+        """A complete message arrived from ``sender``'s engine."""
+        self._arrive(_Msg(next(self._ids), sender, bytes(raw), None), now)
+        return self._take()
+
+    def delivered(self, side: Side, raw: bytes, now: float) -> list[Action]:
+        """``side``'s link confirmed that its engine got ``raw``."""
+        flight = self._flight[side]
+        for i, item in enumerate(flight):
+            if item.raw == raw:
+                del flight[i]
+                self._fate(item, side, "delivered")
+                break
+        else:
+            self._log(logging.DEBUG, f"{side}: delivery of '{escape(raw)}' not expected")
+        return self._take()
+
+    def undelivered(self, side: Side, raws: list[bytes], why: str, now: float) -> list[Action]:
+        """``side``'s link gave up on these messages (the line is down, the queue full)."""
+        for raw in raws:
+            flight = self._flight[side]
+            item = next((m for m in flight if m.raw == raw), None)
+            if item is None:
+                continue
+            flight.remove(item)
+            self._fate(item, side, "lost", why)
+        return self._take()
+
+    def joined(self, side: Side, now: float, who: str = "") -> list[Action]:
+        """A new engine session starts on ``side`` (a TCP peer connected, a port reopened)."""
+        self.session[side] += 1
+        self.present[side] = True
+        held = self._held[side]
+        self._trace_session(side, "joined", who)
+        self._log(
+            logging.INFO,
+            f"{side} engine {who + ' ' if who else ''}connected (session {self.session[side]}); "
+            f"{len(held)} message(s) held for it",
+        )
+        while held:
+            self._dispatch(side, held.popleft())
+        return self._take()
+
+    def left(self, side: Side, now: float, why: str = "") -> list[Action]:
+        """The engine on ``side`` is gone (peer closed, port given up)."""
+        if not self.present[side]:
+            return []
+        self.present[side] = False
+        self._trace_session(side, "left", why)
+        gone = f"the {side} engine went away"
+        flight = self._flight[side]
+        while flight:
+            self._fate(flight.popleft(), side, "lost", f"{gone} before it was delivered")
+        waiting = self._held[other(side)]
+        for item in [m for m in waiting if m.sender == side]:
+            # Its sender's session is over: it must not start anything with the next engine.
+            waiting.remove(item)
+            self._fate(item, other(side), "lost", f"{gone} before anyone received it")
+        co = self._closeout
+        if co is not None and co.departed == side:
+            while co.held:  # the newcomer left before the old game was closed
+                item, _ = co.held.popleft()
+                self._arrival_record(
+                    item, "lost", reason=f"{gone} (its message was held)", judged=False
+                )
+        if co is not None and co.departed != side:
+            self._finish_closeout(f"{gone} too", now, abort=True)
+        elif co is None and self.judge.game_open:
+            grace = self.settings.grace[side]
+            self._closeout = _Closeout(side, gone, now + grace)
+            if grace > 0:
+                self._log(
+                    logging.WARNING,
+                    f"{gone} during a game ({self.judge.phase}); the bridge closes the game "
+                    f"towards the {other(side)} engine in {grace:g} s unless it is closed before",
+                )
+            self._poll(now)
+        return self._take()
+
+    def poll(self, now: float) -> list[Action]:
+        """Fire the timers that are due (the grace period, the close-out's patience)."""
+        self._poll(now)
+        return self._take()
+
+    def _poll(self, now: float) -> None:
+        co = self._closeout
+        if co is not None and now >= co.deadline:
+            if not co.started:
+                self._start_closeout(now)
+            else:
+                self._log(
+                    logging.WARNING,
+                    f"the {other(co.departed)} engine did not answer the bridge within "
+                    f"{self.settings.closeout_timeout:g} s; both engines are taken to start "
+                    "afresh",
+                )
+                self._finish_closeout("no answer to the bridge", now, abort=True)
+
+    def next_deadline(self) -> float | None:
+        return self._closeout.deadline if self._closeout is not None else None
+
+    def shutdown(self, now: float) -> list[Action]:
+        """The bridge stops: whatever was not delivered is lost, each one named."""
+        why = "the bridge stopped"
+        for side in (SERIAL, TCP):
+            while self._flight[side]:
+                self._fate(self._flight[side].popleft(), side, "lost", why)
+            while self._held[side]:
+                self._fate(self._held[side].popleft(), side, "lost", why)
+        if self._closeout is not None:
+            while self._closeout.held:
+                item, _ = self._closeout.held.popleft()
+                self._arrival_record(item, "lost", reason=why, judged=False)
+            self._closeout = None
+        record = self.judge.abort(why)
+        if record is not None:
+            self._out.append(WriteRecord(record))
+        return self._take()
+
+    @property
+    def closing(self) -> Side | None:
+        """The departed side the bridge is speaking for, if it is closing a game."""
+        return self._closeout.departed if self._closeout is not None else None
+
+    # ------------------------------------------------------------------ arrival
+
+    def _arrive(self, item: _Msg, now: float) -> None:
+        assert item.sender is not None
+        sender = item.sender
+        dir_ = direction(sender)
+        try:
+            msg = parse(item.raw, strict=False)
+        except MessageError as exc:
+            self._invalid(item, exc)
+            return
+        item.msg = msg
+        for warning in msg.warnings:
+            self._log(
+                logging.WARNING,
+                f"{dir_}: '{escape(item.raw)}': {warning} (forwarded)",
+                kind=f"variant {dir_}",
+            )
+        if self._repeated_chat(sender, msg, now):
+            self._drop(
+                item, "duplicate",
+                "the same CHAT again right after it was received (NULMODEM retransmission "
+                "after a garbled echo)",
+            )
+            return
+        if self.settings.block_console and isinstance(msg, Chat) and _is_console(msg.text):
+            self.counts["blocked"] += 1
+            self._drop(
+                item, "blocked",
+                "it would make some engines run a command (--allow-console lets it through)",
+                text=f"{dir_}: CHAT '{escape(item.raw)}' blocked: it would make some engines "
+                "run a command (--allow-console lets it through)",
+                kind=f"console {dir_}",
+            )
+            return
+        if not self._carried(item):
+            return
+        co = self._closeout
+        if co is not None and sender == co.departed:
+            if not co.held:
+                self._log(
+                    logging.INFO,
+                    f"{dir_}: '{escape(item.raw)}' held until the {other(sender)} engine's "
+                    "old game is closed",
+                )
+            co.held.append((item, now))
+            if not co.started:
+                self._start_closeout(now)
+            return
+        if (
+            co is None
+            and sender == SERIAL
+            and isinstance(msg, GameRequest)
+            and self.judge.phase in (Phase.PLAYING, Phase.BACK_REQUESTED, Phase.ENDING)
+        ):
+            self._log(
+                logging.WARNING,
+                "the serial engine sent a GAMEREQ in the middle of a game: it restarted; the "
+                "bridge closes the old game towards the tcp engine first",
+            )
+            self._closeout = _Closeout(SERIAL, "the serial engine restarted", now)
+            self._closeout.held.append((item, now))
+            self._start_closeout(now)
+            return
+        self._judge_and_route(item, msg, now)
+
+    def _judge_and_route(self, item: _Msg, msg: Message, now: float) -> None:
+        assert item.sender is not None
+        sender = item.sender
+        verdict = self.judge.judge(sender, msg)
+        if verdict.initiator is not None:
+            self._log(logging.INFO, f"the {verdict.initiator} engine is the initiator")
+        if verdict.record is not None:
+            self._out.append(WriteRecord(verdict.record))
+        try:
+            self._route_judged(item, msg, verdict, now)
+        finally:
+            for note in verdict.notes:
+                self._log(logging.INFO, f"referee: {note}")
+
+    def _route_judged(self, item: _Msg, msg: Message, verdict: Judgement, now: float) -> None:
+        assert item.sender is not None
+        sender = item.sender
+        dir_ = direction(sender)
+        if verdict.duplicate is not None:
+            self._drop(
+                item, "duplicate", verdict.duplicate,
+                text=f"{dir_}: duplicate '{escape(item.raw)}' dropped: {verdict.duplicate}",
+                kind=f"duplicate {dir_}",
+            )
+            return
+        if verdict.refused is not None:
+            self.counts["violations"] += 1
+            self._drop(
+                item, "refused", verdict.refused,
+                text=f"{dir_}: referee: {verdict.refused} (not forwarded; told the sender)",
+                kind=f"referee {dir_}",
+            )
+            if verdict.chat is not None:
+                self._bridge_sends(sender, verdict.chat, "tells the sender why", judged=False)
+            return
+        error = None
+        if verdict.violation is not None:
+            self.counts["violations"] += 1
+            error = verdict.violation
+            prefix = "referee: " if self.judge.mode != "off" else ""
+            self._log(
+                logging.WARNING,
+                f"{dir_}: {prefix}{verdict.violation} (forwarded)",
+                kind=f"referee {dir_}",
+            )
+        co = self._closeout
+        if co is not None and sender != co.departed:
+            # The engine that stayed speaks to the one that left: nobody receives it.
+            if co.spoke:
+                self._arrival_record(
+                    item, "dropped", reason="consumed",
+                    error=f"the answer to the bridge, which speaks for the departed "
+                    f"{co.departed} engine",
+                )
+                self._log(
+                    logging.INFO,
+                    f"{dir_}: '{escape(item.raw)}' answers the bridge (consumed)",
+                )
+            else:
+                self._arrival_record(item, "lost", reason=co.why)
+                self._log(
+                    logging.WARNING,
+                    f"{dir_}: message '{escape(item.raw)}' NOT delivered: {co.why}",
+                )
+            if co.started:
+                self._step_closeout(now)
+            return
+        self._arrival_record(item, "queued", error=error)
+        self._out.append(Observed(dir_, msg))
+        self._route(other(sender), item)
+
+    def _invalid(self, item: _Msg, exc: MessageError) -> None:
+        assert item.sender is not None
+        dir_ = direction(item.sender)
+        self.counts["invalid"] += 1
+        if self.settings.on_invalid == "drop":
+            self._drop(
+                item, "invalid", str(exc),
+                text=f"{dir_}: invalid message '{escape(item.raw)}' dropped: {exc}",
+                kind=f"invalid {dir_}",
+            )
+            return
+        if not self._carried(item):
+            return
+        self._log(
+            logging.WARNING,
+            f"{dir_}: invalid message '{escape(item.raw)}' forwarded: {exc}",
+            kind=f"invalid {dir_}",
+        )
+        self._arrival_record(item, "queued", error=str(exc))
+        self._route(other(item.sender), item)
+
+    def _carried(self, item: _Msg) -> bool:
+        """Refuse, before anything counts it, a message the receiving line cannot carry."""
+        assert item.sender is not None
+        if self._check is None:
+            return True
+        try:
+            self._check(other(item.sender), item.raw)
+        except FramingError as exc:
+            dir_ = direction(item.sender)
+            self._drop(
+                item, "cannot-cross", str(exc),
+                text=f"{dir_}: '{escape(item.raw)}' cannot cross to the {other(item.sender)} "
+                f"engine, not forwarded, sender told: {exc}",
+                level=logging.ERROR,
+                kind=f"cannot cross {dir_}",
+            )
+            if item.sender is not None:
+                note = Chat(text=f"dxserial: your last message cannot cross: {exc}"[:126])
+                self._bridge_sends(item.sender, note, "tells the sender why", judged=False)
+            return False
+        return True
+
+    def _repeated_chat(self, sender: Side, msg: Message, now: float) -> bool:
+        """A NULMODEM repeat of a CHAT, which the dialogue cannot tell from a new one.
+
+        When the echo of E is garbled the receiver has delivered the message but the
+        sender starts it over, so it arrives twice, back to back.  For every other message
+        the dialogue tells (it would be out of turn); a CHAT is allowed at any time, so an
+        identical CHAT with no other message from the serial engine in between, within
+        ``REPEAT_WINDOW`` seconds, is taken for one.
+        """
+        if sender != SERIAL or not self.settings.serial_repeats:
+            return False
+        last, self._last_from_serial = self._last_from_serial, (msg.wire, now)
+        if not isinstance(msg, Chat) or last is None or last[0] != msg.wire:
+            return False
+        return now - last[1] <= REPEAT_WINDOW
+
+    # ------------------------------------------------------------------ routing
+
+    def _route(self, to: Side, item: _Msg) -> None:
+        if self.present[to]:
+            self._dispatch(to, item)
+            return
+        if not self._held[to]:
+            self._log(logging.INFO, f"no {to} engine: keeping messages until one connects")
+        self._held[to].append(item)
+
+    def _dispatch(self, to: Side, item: _Msg) -> None:
+        self._flight[to].append(item)
+        self._out.append(Send(to, item.raw))
+
+    def _bridge_sends(self, to: Side, msg: Message, why: str, *, judged: bool) -> None:
+        """A message of the bridge's own: traced as such, never as the engine's."""
+        item = _Msg(next(self._ids), None, msg.wire, msg)
+        speaks_for: Side | None = None
+        if judged:
+            speaks_for = other(to)
+            verdict = self.judge.judge(speaks_for, msg)
+            if verdict.record is not None:
+                self._out.append(WriteRecord(verdict.record))
+        self._arrival_record(item, "sent-by-bridge", to=to, why=why, on_behalf_of=speaks_for)
+        self._log(logging.INFO, f"bridge -> {to}: '{escape(msg.wire)}' ({why})")
+        self._route(to, item)
+
+    # ------------------------------------------------------------------ close-out
+
+    def _start_closeout(self, now: float) -> None:
+        co = self._closeout
+        assert co is not None
+        co.started = True
+        co.deadline = now + self.settings.closeout_timeout
+        stayer = other(co.departed)
+        if not self.present[stayer]:
+            self._finish_closeout(f"{co.why}, and no {stayer} engine is there", now, abort=True)
+            return
+        self.judge.comment(
+            f"{co.why}: the bridge ended the game towards the {stayer} engine on its behalf"
+        )
+        self._step_closeout(now)
+
+    def _step_closeout(self, now: float) -> None:
+        co = self._closeout
+        assert co is not None
+        stayer = other(co.departed)
+        while True:
+            step = next_step(self.judge.dialogue, self.judge.roles[co.departed])
+            if step is DONE:
+                self._finish_closeout(co.why, now, abort=False)
+                return
+            if step is WAIT:
+                co.deadline = now + self.settings.closeout_timeout
+                return
+            assert isinstance(step, Message)
+            co.spoke = True
+            self._bridge_sends(
+                stayer, step, f"on behalf of the departed {co.departed} engine: {co.why}",
+                judged=True,
+            )
+
+    def _finish_closeout(self, why: str, now: float, *, abort: bool) -> None:
+        co = self._closeout
+        assert co is not None
+        self._closeout = None
+        if abort:
+            record = self.judge.restart(why)
+            if record is not None:
+                self._out.append(WriteRecord(record))
+        self._log(
+            logging.INFO,
+            f"the old game is closed ({why}); {len(co.held)} held message(s) go on",
+        )
+        while co.held:
+            item, _ = co.held.popleft()
+            if self._closeout is not None:
+                self._closeout.held.append((item, now))
+                continue
+            assert item.msg is not None
+            self._judge_and_route(item, item.msg, now)
+
+    # ------------------------------------------------------------------ records
+
+    def _drop(
+        self,
+        item: _Msg,
+        reason: str,
+        error: str,
+        *,
+        text: str | None = None,
+        level: int = logging.WARNING,
+        kind: str | None = None,
+    ) -> None:
+        assert item.sender is not None
+        dir_ = direction(item.sender)
+        if reason == "duplicate":
+            self.counts["duplicates"] += 1
+        self._arrival_record(item, "dropped", reason=reason, error=error)
+        self._log(
+            level,
+            text or f"{dir_}: {reason} '{escape(item.raw)}' dropped: {error}",
+            kind=kind or f"{reason} {dir_}",
+        )
+
+    def _arrival_record(self, item: _Msg, action: str, **extra: Any) -> None:
+        to = extra.pop("to", None)
+        dir_ = direction(item.sender) if item.sender is not None else f"bridge->{to}"
+        fields: dict[str, Any] = {
+            "kind": "message",
+            "id": item.id,
+            "direction": dir_,
+            "raw": escape(item.raw),
+            "action": action,
+        }
+        if item.msg is not None:
+            fields["type"] = item.msg.NAME
+            fields["fields"] = item.msg.fields()
+            if item.msg.warnings:
+                fields["warnings"] = list(item.msg.warnings)
+        for key, value in extra.items():
+            if value is not None:
+                fields[key] = value
+        self.counts[action] += 1
+        self._out.append(Trace(fields))
+
+    def _fate(self, item: _Msg, receiver: Side, action: str, why: str | None = None) -> None:
+        """The second record of a queued message: ``delivered`` or ``lost``."""
+        dir_ = direction(item.sender) if item.sender is not None else f"bridge->{receiver}"
+        fields: dict[str, Any] = {
+            "kind": "message",
+            "id": item.id,
+            "direction": dir_,
+            "raw": escape(item.raw),
+            "action": action,
+        }
+        if why is not None:
+            fields["error"] = why
+        self.counts[action] += 1
+        if action == "delivered" and item.sender is not None:
+            self.counts[dir_] += 1
+        if action == "lost":
+            self._log(logging.ERROR, f"{dir_}: message '{escape(item.raw)}' NOT delivered: {why}")
+        self._out.append(Trace(fields))
+
+    def _trace_session(self, side: Side, action: str, who: str) -> None:
+        fields: dict[str, Any] = {
+            "kind": "session",
+            "side": side,
+            "session": self.session[side],
+            "action": action,
+        }
+        if who:
+            fields["detail"] = who
+        self._out.append(Trace(fields))
+
+    def _log(self, level: int, text: str, *, kind: str | None = None) -> None:
+        self._out.append(Log(level, text, kind))
+
+    def _take(self) -> list[Action]:
+        out, self._out = self._out, []
+        return out
+
+
+__all__ = [
+    "REPEAT_WINDOW",
+    "Action",
+    "Log",
+    "Observed",
+    "Relay",
+    "RelaySettings",
+    "Send",
+    "Trace",
+    "WriteRecord",
+    "direction",
+]

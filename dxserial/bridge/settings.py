@@ -1,0 +1,47 @@
+"""Everything a bridge is told, as one dataclass (the CLI and the config file fill it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from dxserial.bridge.policy import IPNetwork
+from dxserial.protocol.links import LinkKind, NulModemSettings
+from dxserial.transports.serial import SerialSettings
+
+DEFAULT_PEER_GRACE = 3.0
+DEFAULT_SERIAL_GRACE = 30.0
+
+
+@dataclass
+class BridgeConfig:
+    port: str
+    serial: SerialSettings = field(default_factory=SerialSettings)
+    link: LinkKind = "nulmodem"
+    nulmodem: NulModemSettings = field(default_factory=NulModemSettings)
+    listen: tuple[str, int] | None = ("127.0.0.1", 27531)
+    connect: tuple[str, int] | None = None
+    on_invalid: Literal["drop", "forward"] = "drop"
+    kick_old: bool = False
+    # Only clients from these networks may connect (empty: anyone who can reach the port).
+    allow: tuple[IPNetwork, ...] = ()
+    # Drop CHATs that start with "console " (Moby Dam runs them as commands). None: on
+    # when the TCP side listens beyond loopback or connects out.
+    block_console: bool | None = None
+    # Hard cap per direction. Readers pause at LinkDriver's high-water mark (64), but one
+    # read may carry thousands of short messages; beyond this cap they are reported lost.
+    max_pending: int = 32768
+    reopen_interval: float = 0.2
+    reconnect_interval: float = 1.0
+    shutdown_grace: float = 1.0
+    referee: Literal["off", "warn", "strict"] = "warn"
+    pdn: Path | None = None
+    # A TCP engine that leaves mid-game has this long before the bridge closes its game.
+    peer_grace: float = DEFAULT_PEER_GRACE
+    # A serial port that vanished has this long to come back before its engine counts as
+    # gone (its pending messages lost, its game closed towards the TCP engine).
+    serial_grace: float = DEFAULT_SERIAL_GRACE
+
+
+__all__ = ["DEFAULT_PEER_GRACE", "DEFAULT_SERIAL_GRACE", "BridgeConfig"]

@@ -1,0 +1,499 @@
+"""The bridge's session rules, tested on the sans-I/O relay: a fake clock, no processes.
+
+Each test is a story an unattended rig lives through (engines starting in another order,
+leaving mid-game, reconnecting, restarting) and checks what each *engine* receives, what
+the trace says, and which games are recorded.  Every test ends by checking that the
+relay's counts match its trace record for record.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from dxserial.bridge.judge import SERIAL, TCP, Side
+from dxserial.bridge.relay import (
+    Action,
+    Log,
+    Observed,
+    Relay,
+    RelaySettings,
+    Send,
+    Trace,
+    WriteRecord,
+)
+from dxserial.errors import FramingError
+from dxserial.record import GameRecord
+
+NAME = "Probe".ljust(32)
+REQ_W = f"R01{NAME}W005075A".encode()  # the follower plays White (moves first)
+REQ_Z = f"R01{NAME}Z005075A".encode()  # the follower plays Black
+ACC = f"A{'Other'.ljust(32)}0".encode()
+M1 = b"M0000322800"  # White 32-28
+M2 = b"M0000172100"  # Black 17-21
+M3 = b"M0000373200"  # White 37-32
+E00 = b"E00"
+REFEREES = ["warn", "strict"]
+
+
+class Rig:
+    """A relay and two engines that receive whatever the relay delivers to them."""
+
+    def __init__(
+        self,
+        referee: str = "warn",
+        *,
+        grace: float = 3.0,
+        check: Any = None,
+        deliver: bool = True,
+    ) -> None:
+        self.relay = Relay(
+            RelaySettings(referee=referee, record=True, grace={SERIAL: 0.0, TCP: grace}),  # type: ignore[arg-type]
+            check=check,
+        )
+        self.now = 0.0
+        self.deliver = deliver
+        self.got: dict[Side, list[bytes]] = {SERIAL: [], TCP: []}
+        self.unconfirmed: dict[Side, list[bytes]] = {SERIAL: [], TCP: []}
+        self.trace: list[dict[str, Any]] = []
+        self.logs: list[tuple[int, str]] = []
+        self.records: list[GameRecord] = []
+        self.observed: list[str] = []
+
+    def apply(self, actions: list[Action]) -> None:
+        for action in actions:
+            if isinstance(action, Send):
+                if self.deliver:
+                    self.got[action.side].append(action.raw)
+                    self.apply(self.relay.delivered(action.side, action.raw, self.now))
+                else:
+                    self.unconfirmed[action.side].append(action.raw)
+            elif isinstance(action, Trace):
+                self.trace.append(action.fields)
+            elif isinstance(action, Log):
+                self.logs.append((action.level, action.text))
+            elif isinstance(action, WriteRecord):
+                self.records.append(action.record)
+            elif isinstance(action, Observed):
+                self.observed.append(action.direction)
+
+    def send(self, side: Side, raw: bytes) -> None:
+        self.apply(self.relay.receive(side, raw, self.now))
+
+    def join(self, side: Side = TCP) -> None:
+        self.got[side] = []  # a new engine: it has received nothing yet
+        self.apply(self.relay.joined(side, self.now, "127.0.0.1:40000"))
+
+    def leave(self, side: Side = TCP) -> None:
+        self.apply(self.relay.left(side, self.now, "closed"))
+
+    def tick(self, seconds: float) -> None:
+        self.now += seconds
+        self.apply(self.relay.poll(self.now))
+
+    def confirm(self, side: Side) -> None:
+        """The link delivers what it was handed (with ``deliver=False``)."""
+        for raw in self.unconfirmed[side]:
+            self.got[side].append(raw)
+            self.apply(self.relay.delivered(side, raw, self.now))
+        self.unconfirmed[side] = []
+
+    def warnings(self) -> list[str]:
+        return [text for level, text in self.logs if level >= logging.WARNING]
+
+    def messages(self, action: str) -> list[dict[str, Any]]:
+        return [r for r in self.trace if r["kind"] == "message" and r["action"] == action]
+
+    def check_counts(self) -> None:
+        """The closing counts say exactly what the trace says."""
+        traced = Counter(r["action"] for r in self.trace if r["kind"] == "message")
+        for action in ("queued", "delivered", "dropped", "lost", "sent-by-bridge"):
+            assert self.relay.counts[action] == traced[action], action
+
+
+@pytest.fixture
+def scan_messages(scan_game: list[dict[str, str]]) -> list[tuple[str, bytes]]:
+    return [(m["from"], m["message"].encode("ascii")) for m in scan_game]
+
+
+def play(rig: Rig, messages: list[tuple[str, bytes]], serial_role: str) -> None:
+    """Each engine sends its messages in turn; the other must receive each one unchanged."""
+    for sender, raw in messages:
+        side: Side = SERIAL if sender == serial_role else TCP
+        receiver: Side = TCP if side == SERIAL else SERIAL
+        rig.send(side, raw)
+        assert rig.got[receiver][-1] == raw, (sender, raw)
+
+
+def first_game(messages: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """The messages up to and including the first GAMEEND exchange."""
+    ends = [i for i, (_, raw) in enumerate(messages) if raw.startswith(b"E")]
+    return messages[: ends[1] + 1]
+
+
+# --------------------------------------------------------------------------- who starts first
+
+
+@pytest.mark.parametrize("referee", REFEREES)
+def test_serial_gamereq_before_any_peer_is_judged_as_delivered_to_it(
+    referee: str, scan_messages: list[tuple[str, bytes]]
+) -> None:
+    rig = Rig(referee)
+    sender, request = scan_messages[0]
+    assert sender == "initiator" and request.startswith(b"R")
+    rig.send(SERIAL, request)
+    assert rig.messages("queued")[0]["raw"] == request.decode()
+    assert rig.got[TCP] == []
+    rig.join(TCP)
+    assert rig.got[TCP] == [request]  # kept, and delivered to the first peer
+    play(rig, first_game(scan_messages)[1:], serial_role="initiator")
+    assert rig.warnings() == []  # nobody blamed: the referee saw what the peer received
+    assert len(rig.records) == 1 and rig.records[0].result == "1-1"
+    rig.check_counts()
+
+
+@pytest.mark.parametrize("referee", REFEREES)
+def test_tcp_initiator_game_is_clean(referee: str, scan_messages: list[tuple[str, bytes]]) -> None:
+    rig = Rig(referee)
+    rig.join(TCP)
+    play(rig, first_game(scan_messages), serial_role="follower")
+    assert rig.warnings() == []
+    assert len(rig.records) == 1
+    assert rig.relay.counts["tcp->serial"] + rig.relay.counts["serial->tcp"] == len(
+        first_game(scan_messages)
+    )
+    rig.check_counts()
+
+
+# --------------------------------------------------------------------------- engines that leave
+
+
+@pytest.mark.parametrize("referee", REFEREES)
+def test_messages_for_a_departed_peer_never_reach_the_next_one(referee: str) -> None:
+    rig = Rig(referee)
+    rig.join(TCP)
+    rig.send(TCP, REQ_W)
+    assert rig.got[SERIAL] == [REQ_W]
+    rig.leave(TCP)
+    rig.send(SERIAL, ACC)  # the answer to a peer that is gone
+    rig.send(SERIAL, M1)
+    lost = rig.messages("lost")
+    assert [r["raw"] for r in lost] == [ACC.decode(), M1.decode()]
+    assert any("NOT delivered" in w and ACC.decode() in w for w in rig.warnings())
+    rig.join(TCP)  # a new engine connects and asks for a game at once (before the grace ends)
+    rig.send(TCP, REQ_Z)
+    assert rig.got[TCP] == []  # nothing of the old session reached it
+    assert rig.got[SERIAL][-1] == E00  # the bridge ends the old game for the departed peer
+    bridge = rig.messages("sent-by-bridge")
+    assert bridge and bridge[-1]["raw"] == "E00" and bridge[-1]["direction"] == "bridge->serial"
+    rig.send(SERIAL, E00)  # the serial engine's answer is consumed
+    assert rig.got[TCP] == []
+    assert rig.messages("dropped")[-1]["reason"] == "consumed"
+    assert rig.got[SERIAL][-1] == REQ_Z  # then the new peer's GAMEREQ goes on
+    assert len(rig.records) == 1 and rig.records[0].result == "*"
+    comments = [c for texts in rig.records[0].comments.values() for c in texts]
+    assert any("went away" in c for c in comments)
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP] == [ACC]
+    assert not [w for w in rig.warnings() if "referee" in w or "broke" in w]
+    rig.check_counts()
+
+
+@pytest.mark.parametrize("referee", REFEREES)
+@pytest.mark.parametrize("serial_role", ["initiator", "follower"])
+def test_a_peer_gone_mid_game_is_ended_after_the_grace_period(
+    referee: str, serial_role: str
+) -> None:
+    rig = Rig(referee, grace=3.0)
+    rig.join(TCP)
+    serial_first = serial_role == "initiator"
+    start: Side = SERIAL if serial_first else TCP
+    answer: Side = TCP if serial_first else SERIAL
+    rig.send(start, REQ_W)  # the follower (answer side) plays White
+    rig.send(answer, ACC)
+    rig.send(answer, M1)
+    rig.send(start, M2)  # now the follower (White) is to move
+    rig.leave(TCP)
+    if answer == SERIAL:
+        rig.tick(2.9)
+        assert rig.got[SERIAL][-1] == M2  # not yet: a quick reconnect is not punished
+        rig.send(SERIAL, M3)  # the serial engine answers the departed peer's move: lost
+        assert rig.messages("lost")[-1]["raw"] == M3.decode()
+        rig.tick(0.2)
+        assert rig.got[SERIAL][-1] == E00  # TCP to move: the bridge ends the game for it
+    else:
+        rig.tick(3.1)
+        assert rig.got[SERIAL][-1] == E00
+    rig.send(SERIAL, E00)
+    assert len(rig.records) == 1 and rig.records[0].result == "*"
+    assert rig.relay.closing is None
+    # The serial engine is ready for the next game; its GAMEREQ waits for the next peer.
+    if serial_first:
+        rig.send(SERIAL, REQ_Z)
+        rig.join(TCP)
+        assert rig.got[TCP] == [REQ_Z]
+    assert not [w for w in rig.warnings() if "referee" in w or "broke" in w]
+    rig.check_counts()
+
+
+def test_a_peer_that_owes_a_gameacc_is_answered_for_with_refuse_this_game() -> None:
+    rig = Rig()
+    rig.send(SERIAL, REQ_W)
+    rig.join(TCP)
+    rig.leave(TCP)  # it got the GAMEREQ and left without answering
+    rig.tick(3.0)
+    assert rig.got[SERIAL][-1] == f"A{'dxserial bridge'.ljust(32)}2".encode()
+    assert rig.records == []  # no game was started
+    rig.send(SERIAL, REQ_W)  # asks again: held for the next peer
+    rig.join(TCP)
+    assert rig.got[TCP] == [REQ_W]
+    rig.check_counts()
+
+
+def test_a_peer_that_owes_the_gameend_answer_is_answered_for() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(SERIAL, REQ_Z)  # serial initiator plays White and moves first
+    rig.send(TCP, ACC)
+    rig.send(SERIAL, b"E20")  # a draw offer... then the TCP engine vanishes
+    rig.leave(TCP)
+    rig.tick(3.0)
+    assert rig.got[SERIAL][-1] == E00  # the answer the departed peer owed
+    assert rig.relay.closing is None
+    assert len(rig.records) == 1 and rig.records[0].result == "1-1"
+    rig.check_counts()
+
+
+def test_a_take_back_request_to_a_departed_peer_is_declined_then_the_game_ended() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(TCP, REQ_W)  # serial follower plays White
+    rig.send(SERIAL, ACC)
+    rig.send(SERIAL, M1)
+    rig.send(TCP, M2)
+    rig.send(SERIAL, b"B001W")  # asks to go back to the start
+    rig.leave(TCP)
+    rig.tick(3.0)
+    assert rig.got[SERIAL][-1] == b"K1"  # take-back not supported
+    rig.send(SERIAL, M3)  # so White plays on: for the departed engine, lost
+    assert rig.got[SERIAL][-1] == E00  # then the bridge ends the game
+    rig.send(SERIAL, E00)
+    assert rig.relay.closing is None
+    rig.check_counts()
+
+
+@pytest.mark.parametrize("referee", REFEREES)
+def test_a_new_peer_that_speaks_within_the_grace_period_ends_the_old_game_at_once(
+    referee: str,
+) -> None:
+    rig = Rig(referee, grace=60.0)
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)  # the TCP initiator plays White
+    rig.send(SERIAL, ACC)
+    rig.send(TCP, M1)
+    rig.leave(TCP)
+    rig.tick(0.5)
+    rig.join(TCP)
+    assert rig.got[TCP] == []
+    rig.send(TCP, REQ_Z)
+    assert rig.got[SERIAL][-1] == M1  # the serial engine (Black) is to move: wait for it
+    rig.send(SERIAL, M2)  # for the departed engine: lost
+    assert rig.got[TCP] == []
+    assert rig.got[SERIAL][-1] == E00  # now the bridge ends it, without waiting 60 s
+    rig.send(SERIAL, E00)
+    assert rig.got[SERIAL][-1] == REQ_Z
+    rig.send(SERIAL, ACC)
+    rig.send(TCP, M1)
+    assert rig.got[TCP] == [ACC] and rig.got[SERIAL][-1] == M1
+    assert not [w for w in rig.warnings() if "referee" in w or "broke" in w]
+    assert len(rig.records) == 1
+    rig.check_counts()
+
+
+def test_a_closeout_that_gets_no_answer_gives_up_and_lets_the_next_game_start() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)
+    rig.send(SERIAL, ACC)
+    rig.send(TCP, M1)
+    rig.send(SERIAL, M2)
+    rig.leave(TCP)
+    rig.tick(3.0)
+    assert rig.got[SERIAL][-1] == E00
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)  # held: the old game is not closed yet
+    assert rig.got[SERIAL][-1] == E00
+    rig.tick(30.0)  # the serial engine never answers
+    assert any("did not answer the bridge" in w for w in rig.warnings())
+    assert rig.got[SERIAL][-1] == REQ_Z
+    assert len(rig.records) == 1 and rig.records[0].result == "*"
+    rig.check_counts()
+
+
+# --------------------------------------------------------------------------- the serial side
+
+
+@pytest.mark.parametrize("referee", REFEREES)
+def test_a_serial_engine_that_restarts_mid_game(referee: str) -> None:
+    rig = Rig(referee)
+    rig.join(TCP)
+    rig.send(SERIAL, REQ_W)  # the TCP follower plays White
+    rig.send(TCP, ACC)
+    rig.send(TCP, M1)
+    rig.send(SERIAL, M2)
+    rig.send(TCP, M3)
+    # The DOS engine is restarted: it knows nothing of the game and asks for a new one.
+    rig.send(SERIAL, REQ_W)
+    assert rig.got[TCP][-1] == E00  # the bridge ends the old game on its behalf
+    rig.send(TCP, E00)
+    assert rig.got[TCP][-1] == REQ_W  # then the new GAMEREQ goes on
+    rig.send(TCP, ACC)
+    assert rig.got[SERIAL][-1] == ACC
+    assert not [w for w in rig.warnings() if "referee" in w or "broke" in w]
+    assert len(rig.records) == 1 and rig.records[0].result == "*"
+    rig.check_counts()
+
+
+def test_a_repeated_gamereq_while_waiting_for_the_answer_is_a_duplicate_not_a_restart() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(SERIAL, REQ_W)
+    rig.send(SERIAL, REQ_W)  # NULMODEM retransmission after a garbled echo
+    assert rig.got[TCP] == [REQ_W]
+    assert rig.messages("dropped")[-1]["reason"] == "duplicate"
+    rig.check_counts()
+
+
+@pytest.mark.parametrize("tcp_to_move", [True, False])
+def test_a_serial_port_given_up_mid_game_is_ended_towards_the_tcp_engine(
+    tcp_to_move: bool,
+) -> None:
+    rig = Rig(deliver=False)
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)  # TCP initiator plays White
+    rig.confirm(SERIAL)
+    rig.send(SERIAL, ACC)
+    rig.confirm(TCP)
+    rig.send(TCP, M1)
+    rig.confirm(SERIAL)
+    if tcp_to_move:
+        rig.send(SERIAL, M2)
+        rig.confirm(TCP)
+    else:
+        rig.send(SERIAL, b"Cthinking")
+        rig.confirm(TCP)
+    rig.send(TCP, b"Cstill there?")  # on its way to a port that has vanished
+    rig.leave(SERIAL)  # the adapter stayed away longer than --serial-grace
+    assert rig.messages("lost")[-1]["raw"] == "Cstill there?"
+    if tcp_to_move:
+        rig.send(TCP, M3)  # for the serial engine that left: lost
+        assert rig.messages("lost")[-1]["raw"] == M3.decode()
+    rig.confirm(TCP)
+    assert rig.got[TCP][-1] == E00
+    rig.send(TCP, E00)
+    assert rig.relay.closing is None
+    assert len(rig.records) == 1
+    rig.check_counts()
+
+
+def test_a_gamereq_held_for_a_peer_is_lost_if_its_sender_goes() -> None:
+    rig = Rig()
+    rig.send(SERIAL, REQ_W)  # no TCP engine yet: held
+    rig.leave(SERIAL)
+    rig.join(TCP)
+    assert rig.got[TCP] == []  # no game offered by an engine that is gone
+    assert rig.messages("lost")[-1]["raw"] == REQ_W.decode()
+    rig.join(SERIAL)
+    rig.send(SERIAL, REQ_W)  # the serial engine is back and asks again
+    assert rig.got[TCP] == [REQ_W]
+    rig.check_counts()
+
+
+# --------------------------------------------------------------------------- the trace tells the truth
+
+
+def test_a_message_the_line_cannot_carry_is_refused_before_anyone_counts_it() -> None:
+    def check(side: Side, raw: bytes) -> None:
+        if side == SERIAL and any(b < 0x20 for b in raw):
+            raise FramingError("byte 0x0a would be read as framing")
+
+    rig = Rig(check=check)
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)
+    rig.send(SERIAL, ACC)
+    rig.send(TCP, b"Cgood luck\nhave fun")
+    assert rig.got[SERIAL] == [REQ_Z]
+    dropped = rig.messages("dropped")[-1]
+    assert dropped["reason"] == "cannot-cross" and "0x0a" in dropped["error"]
+    assert rig.got[TCP][-1].startswith(b"Cdxserial: your last message cannot cross")
+    rig.send(TCP, M1)  # the game goes on, judged as if the CHAT had never been sent
+    assert rig.got[SERIAL][-1] == M1
+    assert not [w for w in rig.warnings() if "referee" in w]
+    rig.check_counts()
+
+
+def test_queued_is_not_delivered_and_every_undelivered_message_is_named_at_shutdown() -> None:
+    rig = Rig()
+    rig.send(SERIAL, REQ_W)
+    rig.send(SERIAL, b"Chello")
+    assert [r["action"] for r in rig.trace if r["kind"] == "message"] == ["queued", "queued"]
+    rig.apply(rig.relay.shutdown(rig.now))
+    lost = rig.messages("lost")
+    assert [r["raw"] for r in lost] == [REQ_W.decode(), "Chello"]
+    errors = [text for level, text in rig.logs if level >= logging.ERROR]
+    assert any(REQ_W.decode() in e for e in errors) and any("Chello" in e for e in errors)
+    assert rig.relay.counts["lost"] == 2
+    rig.check_counts()
+
+
+def test_delivery_is_confirmed_by_the_link_not_assumed() -> None:
+    rig = Rig(deliver=False)
+    rig.join(TCP)
+    rig.send(SERIAL, REQ_W)
+    assert rig.messages("delivered") == []
+    rig.confirm(TCP)
+    delivered = rig.messages("delivered")
+    assert [r["id"] for r in delivered] == [rig.messages("queued")[0]["id"]]
+    assert rig.relay.counts["serial->tcp"] == 1
+    rig.check_counts()
+
+
+@pytest.mark.parametrize("referee", ["off", "warn", "strict"])
+def test_out_of_turn_is_reported_once_and_refused_only_when_strict(referee: str) -> None:
+    rig = Rig(referee)
+    rig.join(TCP)
+    rig.send(SERIAL, REQ_Z)
+    rig.send(TCP, ACC)
+    rig.send(TCP, M2)  # Black moves while White is to move
+    warnings = [w for w in rig.warnings() if "tcp engine broke the dialogue" in w]
+    assert len(warnings) == 1
+    if referee == "strict":
+        assert rig.got[SERIAL] == [ACC]
+        assert rig.messages("dropped")[-1]["reason"] == "refused"
+        assert rig.got[TCP][-1].startswith(b"Creferee: ")
+    else:
+        assert rig.got[SERIAL] == [ACC, M2]
+    assert rig.relay.counts["violations"] == 1
+    rig.check_counts()
+
+
+def test_a_new_peer_with_the_other_role_starts_a_clean_dialogue() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(SERIAL, REQ_Z)
+    rig.send(TCP, ACC)
+    rig.send(SERIAL, b"E01")
+    rig.send(TCP, b"E01")  # stop: the session is over
+    rig.leave(TCP)
+    rig.join(TCP)
+    rig.send(TCP, REQ_W)  # this engine is an initiator
+    assert rig.got[SERIAL][-1] == REQ_W
+    rig.send(SERIAL, ACC)
+    rig.send(SERIAL, M1)
+    assert rig.got[TCP] == [ACC, M1]
+    assert rig.warnings() == []
+    assert any("the tcp engine is the initiator" in text for _, text in rig.logs)
+    rig.check_counts()
