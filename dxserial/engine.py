@@ -23,6 +23,11 @@ Rules it follows (decided here where DXP leaves a choice):
   exchange (sent or answered) carries stop code 1.
 * **GAMEACC.**  A GAMEREQ of another protocol version is refused with code 1 (the session
   stops); a form-B position that is not a position is refused with code 2 (this game only).
+* **Thinking time.**  A search may use at most 1/20 of the time left on its clock (the
+  GAMEREQ's minutes per player, less what its moves of this game took; ``000``: no bound)
+  and then plays the best move of its deepest finished pass.  :meth:`Player.cancel` stops a
+  search at once (the runner calls it when leaving): :meth:`Player.receive` then raises
+  :class:`~dxserial.search.SearchCancelled` with nothing sent, so it is still our move.
 * **BACKREQ** is answered with K0 (and the game goes back) or K1, as configured.
 * **Leniency.**  A peer's repeat of its previous message that would be out of turn (a
   NULMODEM retransmission) is ignored.  A GAMEEND answer with a reason other than 0 is taken
@@ -35,6 +40,7 @@ from __future__ import annotations
 import enum
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,11 +74,13 @@ from dxserial.protocol.session import (
     Session,
     TakeBack,
 )
-from dxserial.search import choose_move
+from dxserial.search import MAX_DEPTH, choose_move
 
 __all__ = [
     "DEFAULT_DEPTH",
     "DEFAULT_NAME",
+    "MAX_DEPTH",
+    "TIME_SHARE",
     "BackPolicy",
     "GameBegun",
     "GameOver",
@@ -81,6 +89,7 @@ __all__ = [
     "Player",
     "PlayerConfig",
     "PlayerEvent",
+    "check_depth",
     "check_name",
     "colour_name",
     "make_chat",
@@ -90,6 +99,8 @@ DEFAULT_NAME = f"dxserial {__version__}"
 DEFAULT_DEPTH = 3
 _MAX_CHAT = 126
 _MAX_SECONDS = 9999
+#: A move may take at most 1/TIME_SHARE of the time left on the player's clock.
+TIME_SHARE = 20
 
 
 class BackPolicy(enum.StrEnum):
@@ -114,6 +125,16 @@ def check_name(name: str) -> str:
     return name
 
 
+def check_depth(depth: int, option: str = "depth") -> int:
+    """A search depth the engine can finish: 1..MAX_DEPTH plies (each costs 3-5x the last)."""
+    if not 1 <= depth <= MAX_DEPTH:
+        raise ConfigError(
+            f"{option} {depth}: must be 1..{MAX_DEPTH} (each ply multiplies the search time "
+            "by 3 to 5)"
+        )
+    return depth
+
+
 @dataclass(frozen=True)
 class PlayerConfig:
     """What the player is told.  The game options (``games`` .. ``colour``) are the
@@ -131,8 +152,7 @@ class PlayerConfig:
 
     def __post_init__(self) -> None:
         check_name(self.name)
-        if self.depth < 1:
-            raise ConfigError(f"depth {self.depth}: must be at least 1")
+        check_depth(self.depth)
         if self.games < 1:
             raise ConfigError(f"games {self.games}: must be at least 1")
         if not 0 <= self.minutes <= 999:
@@ -202,6 +222,7 @@ def make_chat(text: str) -> Chat:
 class _Game:
     number: int
     positions: list[Position] = field(default_factory=list)  # [k]: after k plies
+    used: float = 0.0  # seconds our moves of this game took
 
     @property
     def position(self) -> Position:
@@ -216,6 +237,7 @@ class Player:
         self.session = Session(config.role)
         self._clock = clock
         self._rng = random.Random(config.seed)
+        self._cancel = threading.Event()
         self._events: list[PlayerEvent] = []
         self._game: _Game | None = None
         self._games = 0  # games started (follower) or offered (initiator)
@@ -280,6 +302,10 @@ class Player:
             out += self._send(GameEnd(reason=EndReason.NONE, stop=self._stop_wish()))
         self._handle(events)
         return out + self._after()
+
+    def cancel(self) -> None:
+        """Stop a running search at once (thread-safe); every later search is cancelled too."""
+        self._cancel.set()
 
     def abandon(self) -> list[Message]:
         """Leaving (a signal): end the game and the session if it is our move to do so."""
@@ -430,13 +456,29 @@ class Player:
             return self._send(GameEnd(reason=EndReason.RESIGN, stop=self._stop_wish()))
         if self._limit_reached():
             return self._send(GameEnd(reason=EndReason.DRAW, stop=self._stop_wish()))
-        move = choose_move(position, self.config.depth, self._rng)
+        move = choose_move(
+            position,
+            self.config.depth,
+            self._rng,
+            cancel=self._cancel,
+            deadline=self._deadline(game),
+            clock=self._clock,
+        )
         assert move is not None  # is_lost() was false
-        seconds = min(_MAX_SECONDS, max(0, round(self._clock() - self._turn_since)))
-        msg = to_dxp_move(move, seconds)
+        spent = max(0.0, self._clock() - self._turn_since)
+        game.used += spent
+        msg = to_dxp_move(move, min(_MAX_SECONDS, round(spent)))
         out = self._send(msg)
         game.positions.append(position.play(move))
         return out
+
+    def _deadline(self, game: _Game) -> float | None:
+        """When this move's search must end: a share of the time left on our clock."""
+        request = self.session.dialogue.game_request
+        if request is None or not request.minutes:
+            return None
+        left = max(0.0, float(request.minutes) * 60 - game.used)
+        return self._turn_since + left / TIME_SHARE
 
     def _end(self, event: GameEnded) -> None:
         game = self._game

@@ -7,6 +7,7 @@ import pytest
 
 from dxserial.draughts import Position, to_dxp_move
 from dxserial.engine import (
+    MAX_DEPTH,
     BackPolicy,
     GameBegun,
     GameOver,
@@ -34,6 +35,7 @@ from dxserial.protocol.messages import (
 )
 from dxserial.protocol.session import Phase, Role
 from dxserial.referee import Policy, Referee
+from dxserial.search import SearchCancelled
 
 INI, FOL = Role.INITIATOR, Role.FOLLOWER
 W, Z = Colour.WHITE, Colour.BLACK
@@ -227,10 +229,36 @@ def test_seconds_field_is_the_time_used() -> None:
         now[0] += 3.4  # every look at the clock: 3.4 s later
         return now[0]
 
-    player = Player(PlayerConfig(role=FOL, seed=1), clock=clock)
+    # Depth 1: one pass, so the search itself never looks at this clock.
+    player = Player(PlayerConfig(role=FOL, seed=1, depth=1), clock=clock)
     player.receive(m(f"R01{'Tester':<32}Z005075A"))
     (reply,) = player.receive(m("M0000322800"))
     assert isinstance(reply, Move) and reply.seconds == 3
+
+
+def test_a_deep_search_answers_within_its_share_of_the_clock() -> None:
+    """5 minutes a game: a move may take 15 s; this clock says a minute passes per look."""
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 60.0
+        return now[0]
+
+    player = Player(PlayerConfig(role=FOL, seed=1, depth=MAX_DEPTH), clock=clock)
+    player.receive(m(f"R01{'Tester':<32}Z005075A"))
+    (reply,) = player.receive(m("M0000322800"))
+    assert isinstance(reply, Move)
+    assert player.position is not None and player.position.turn is W  # it really moved
+
+
+def test_cancel_stops_the_search_and_leaves_the_move_to_us() -> None:
+    player = Player(PlayerConfig(role=FOL, seed=1, depth=MAX_DEPTH))
+    player.receive(m(f"R01{'Tester':<32}Z005075A"))
+    player.cancel()
+    with pytest.raises(SearchCancelled):
+        player.receive(m("M0000322800"))
+    assert player.session.our_turn  # nothing was sent: leaving, it ends the game itself
+    assert player.abandon() == [GameEnd(reason=EndReason.NONE, stop=StopCode.STOP)]
 
 
 def test_initiator_alternates_colours_and_gives_its_moves() -> None:
@@ -254,6 +282,7 @@ def test_initiator_alternates_colours_and_gives_its_moves() -> None:
         ({"name": "x" * 33}, "name"),
         ({"name": " lead"}, "blank"),
         ({"depth": 0}, "depth"),
+        ({"depth": 11}, "depth 11: must be 1..10"),
         ({"games": 0}, "games"),
         ({"moves": 1000}, "moves"),
     ],

@@ -145,3 +145,12 @@ def test_initiator_connects_to_tcp_and_plays_a_follower() -> None:
                 assert engine.wait(20) == 0
             assert engine.out.expect("engine ready: initiator, connecting to 127.0.0.1:")
             assert engine.out.expect("game 1:") == "game 1: 1-1 (draw: move limit reached)"
+
+
+def test_a_depth_beyond_the_bound_is_refused_in_one_line() -> None:
+    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower", "--depth", "11") as engine:
+        assert engine.wait(20) == 1
+        err = engine.stderr().strip().splitlines()
+        assert err == [
+            "dxserial: error: --depth 11: must be 1..10 (each ply multiplies the search time by 3 to 5)"
+        ]

@@ -11,6 +11,7 @@ import typer
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
 from dxserial.demo import DemoOptions, run_demo
+from dxserial.engine import MAX_DEPTH, check_depth
 from dxserial.errors import ConfigError
 
 
@@ -25,7 +26,9 @@ def demo_command(
         help="Emulated line speed: each character takes 10 bits of time, as on a real "
         "cable; 0 runs the line at full speed.",
     ),
-    depth: int = typer.Option(2, "--depth", help="Search depth of both built-in engines."),
+    depth: int = typer.Option(
+        2, "--depth", help=f"Search depth of both built-in engines (1..{MAX_DEPTH})."
+    ),
     seed: int = typer.Option(
         1, "--seed", help="Tie-break seed of the engines (same game each run)."
     ),
@@ -44,6 +47,7 @@ def demo_command(
     """
     if moves < 1 or moves > 999:
         raise ConfigError(f"--moves {moves}: must be 1..999")
+    check_depth(depth, "--depth")
     if baud < 0:
         raise ConfigError(f"--baud {baud}: must be 0 (full speed) or a line speed")
     configure_logging(verbose, quiet=verbose == 0)

@@ -11,7 +11,15 @@ import typer
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging, nulmodem_settings
 from dxserial.endpoint import EngineEndpoint, LinkKind, LinkOptions, parse_engine_endpoint
-from dxserial.engine import DEFAULT_DEPTH, DEFAULT_NAME, BackPolicy, Player, PlayerConfig
+from dxserial.engine import (
+    DEFAULT_DEPTH,
+    DEFAULT_NAME,
+    MAX_DEPTH,
+    BackPolicy,
+    Player,
+    PlayerConfig,
+    check_depth,
+)
 from dxserial.engine_runner import EngineRunner, RunResult
 from dxserial.errors import ConfigError
 from dxserial.protocol.messages import Colour
@@ -85,7 +93,12 @@ def engine_command(
         10.0, "--connect-timeout", help="tcp://: keep trying to connect for this many seconds."
     ),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Engine name sent in GAMEREQ/GAMEACC."),
-    depth: int = typer.Option(DEFAULT_DEPTH, "--depth", help="Search depth in plies."),
+    depth: int = typer.Option(
+        DEFAULT_DEPTH,
+        "--depth",
+        help=f"Search depth in plies (1..{MAX_DEPTH}); a move never takes more than 1/20 "
+        "of the time left on the engine's clock (GAMEREQ minutes).",
+    ),
     seed: int | None = typer.Option(
         None,
         "--seed",
@@ -120,6 +133,7 @@ def engine_command(
         raise ConfigError(f"--role: {role!r} is not 'follower' or 'initiator'")
     if backreq not in ("accept", "decline"):
         raise ConfigError(f"--backreq: {backreq!r} is not 'accept' or 'decline'")
+    check_depth(depth, "--depth")
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
     )
