@@ -28,6 +28,12 @@ Rules it follows (decided here where DXP leaves a choice):
   and then plays the best move of its deepest finished pass.  :meth:`Player.cancel` stops a
   search at once (the runner calls it when leaving): :meth:`Player.receive` then raises
   :class:`~dxserial.search.SearchCancelled` with nothing sent, so it is still our move.
+* **No answer.**  An initiator whose GAMEREQ has had no GAMEACC for ``answer_timeout``
+  seconds reports :class:`NoAnswer` (once per timeout, never more often) and keeps waiting;
+  :meth:`Player.poll` also repeats the GAMEREQ when asked to, which the runner does on NUL
+  links only: a NULMODEM link repeats its own frames until echoed, while a NUL peer that
+  connected late (or a bridge that had no TCP peer yet) lost the first GAMEREQ for good.  A
+  peer that did get both sees the repeat as a duplicate.
 * **BACKREQ** is answered with K0 (and the game goes back) or K1, as configured.
 * **Leniency.**  A peer's repeat of its previous message that would be out of turn (a
   NULMODEM retransmission) is ignored.  A GAMEEND answer with a reason other than 0 is taken
@@ -84,6 +90,7 @@ __all__ = [
     "BackPolicy",
     "GameBegun",
     "GameOver",
+    "NoAnswer",
     "Note",
     "PeerError",
     "Player",
@@ -149,9 +156,12 @@ class PlayerConfig:
     moves: int = 75
     colour: Colour = Colour.WHITE  # the follower's colour in the first game
     seed: int | None = None
+    answer_timeout: float = 10.0  # initiator: seconds a GAMEREQ may wait for its GAMEACC
 
     def __post_init__(self) -> None:
         check_name(self.name)
+        if not self.answer_timeout > 0:
+            raise ConfigError(f"answer timeout {self.answer_timeout}: must be > 0 seconds")
         check_depth(self.depth)
         if self.games < 1:
             raise ConfigError(f"games {self.games}: must be at least 1")
@@ -175,6 +185,14 @@ class Note(PlayerEvent):
 
     text: str
     level: int = logging.INFO
+
+
+@dataclass(frozen=True)
+class NoAnswer(PlayerEvent):
+    """Our GAMEREQ has waited ``waited`` seconds for a GAMEACC; ``repeated``: sent again."""
+
+    waited: float
+    repeated: bool
 
 
 @dataclass(frozen=True)
@@ -242,6 +260,9 @@ class Player:
         self._game: _Game | None = None
         self._games = 0  # games started (follower) or offered (initiator)
         self._turn_since = clock()
+        self._requested_at = self._turn_since  # when our pending GAMEREQ was (re)sent
+        self.games_begun = 0  # games that started (GAMEACC code 0)
+        self.games_finished = 0  # games whose GAMEEND exchange was completed
         self._finished = False
         self.outcome: str | None = None  # why the session ended, once it has
         self.ok = True  # False if it ended without playing what was asked (refused)
@@ -260,6 +281,31 @@ class Player:
     @property
     def position(self) -> Position | None:
         return self._game.position if self._game is not None else None
+
+    def now(self) -> float:
+        """The player's clock (the one :meth:`deadline` and :meth:`poll` speak of)."""
+        return self._clock()
+
+    def deadline(self) -> float | None:
+        """When :meth:`poll` has something to do: our GAMEREQ is overdue; else ``None``."""
+        if self.role is not Role.INITIATOR or self.done:
+            return None
+        if self.session.phase is not Phase.REQUESTED:
+            return None
+        return self._requested_at + self.config.answer_timeout
+
+    def poll(self, now: float, *, repeat: bool = False) -> list[Message]:
+        """Time has passed: report an overdue GAMEACC (:class:`NoAnswer`) and, with
+        ``repeat``, return the GAMEREQ to send again.  The next report is a timeout later."""
+        deadline = self.deadline()
+        if deadline is None or now < deadline:
+            return []
+        self._requested_at = now
+        self._events.append(NoAnswer(self.config.answer_timeout, repeat))
+        request = self.session.dialogue.pending
+        if repeat and isinstance(request, GameRequest):
+            return [request]  # a repeat: the dialogue already has it
+        return []
 
     def events(self) -> list[PlayerEvent]:
         out, self._events = self._events, []
@@ -395,6 +441,7 @@ class Player:
             minutes=self.config.minutes,
             moves=self.config.moves,
         )
+        self._requested_at = self._clock()
         return self._send(request)
 
     def _answer_request(self, request: GameRequest) -> list[Message]:
@@ -413,6 +460,7 @@ class Player:
             opponent = event.request.name
         else:
             opponent = event.accept.name
+        self.games_begun += 1
         self._game = _Game(self._games, [Position.from_gamereq(event.request)])
         colour = self.session.our_colour
         assert colour is not None
@@ -501,6 +549,7 @@ class Player:
             result, why = "*", f"no result: {name} ended the game"
         our = self.session.our_colour
         assert our is not None
+        self.games_finished += 1
         self._events.append(GameOver(game.number, result, why, event.plies, our))
 
 

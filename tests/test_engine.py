@@ -11,6 +11,7 @@ from dxserial.engine import (
     BackPolicy,
     GameBegun,
     GameOver,
+    NoAnswer,
     Note,
     PeerError,
     Player,
@@ -309,3 +310,41 @@ def test_initiator_offers_the_next_game_after_a_refusal() -> None:
     assert player.receive(m(f"A{'Peer':<32}2")) == []
     assert player.done and not player.ok
     assert player.outcome == "the follower refused game 2; no games are left"
+
+
+def test_unanswered_gamereq_is_reported_once_per_timeout() -> None:
+    now = [100.0]
+    player = Player(PlayerConfig(role=INI, answer_timeout=10), clock=lambda: now[0])
+    (request,) = player.start()
+    assert player.deadline() == 110.0
+    assert player.poll(109.9, repeat=True) == [] and player.events() == []
+    # NUL link: reported and sent again ...
+    assert player.poll(110.0, repeat=True) == [request]
+    assert player.events() == [NoAnswer(10, repeated=True)]
+    # ... then not again before another timeout has passed, however often it is polled.
+    assert player.poll(115.0, repeat=True) == [] and player.events() == []
+    # NULMODEM (the link repeats its own frames): reported, nothing sent.
+    assert player.poll(120.0) == []
+    assert player.events() == [NoAnswer(10, repeated=False)]
+    player.receive(m(f"A{'Peer':<32}0"))
+    assert player.deadline() is None  # answered: nothing more to wait for
+
+
+def test_a_follower_ignores_the_repeat_of_a_gamereq_it_answered() -> None:
+    initiator = Player(PlayerConfig(role=INI, colour=Z, seed=1))
+    follower = Player(PlayerConfig(role=FOL, seed=2))
+    (request,) = initiator.start()
+    (accept,) = follower.receive(request)
+    assert isinstance(accept, GameAccept)
+    (repeat,) = initiator.poll(initiator.now() + 10, repeat=True)  # the answer is late
+    assert follower.receive(repeat) == []
+    assert any("ignored: " in e.text for e in follower.events() if isinstance(e, Note))
+    first = initiator.receive(accept)  # the late GAMEACC: the game goes on as if nothing was
+    assert isinstance(first[0], Move)
+    assert isinstance(follower.receive(first[0])[0], Move)
+
+
+def test_only_an_initiator_waiting_for_gameacc_has_a_deadline() -> None:
+    assert Player(PlayerConfig(role=FOL)).deadline() is None
+    with pytest.raises(ConfigError, match="answer timeout"):
+        PlayerConfig(role=INI, answer_timeout=0)

@@ -107,20 +107,74 @@ def test_illegal_move_is_told_and_exits_1() -> None:
         assert err[-1].startswith("dxserial: error: protocol failure: initiator played illegal")
 
 
-def test_sigterm_closes_cleanly_with_0() -> None:
+def test_sigterm_after_a_finished_game_exits_0() -> None:
+    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            client.send(f"R01{'Tester':<32}Z005001A".encode())  # one move each, then a draw
+            assert client.expect().startswith(b"A")
+            client.send(b"M0000322800")
+            assert client.expect().startswith(b"M")
+            client.send(b"E20")  # we are White, to move at the limit: a draw
+            assert client.expect() == b"E00"
+            assert engine.out.expect("game 1:") == "game 1: 1-1 (draw: move limit reached)"
+            assert engine.stop(signal.SIGTERM) == 0
+
+
+def test_sigterm_during_the_first_game_exits_1() -> None:
     with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
         port = listening_port(engine.out.expect("engine ready", timeout=20))
         with DxpClient("127.0.0.1", port) as client:
             client.send(f"R01{'Tester':<32}W005075A".encode())  # the engine is White ...
             assert client.expect().startswith(b"A")
             assert client.expect().startswith(b"M")  # ... and moves; now it is our move
-            assert engine.stop(signal.SIGTERM) == 0
+            assert engine.stop(signal.SIGTERM) == 1
+        assert engine.stderr().strip().splitlines()[-1] == (
+            "dxserial: error: stopped during game 1, before any game was played to its end"
+        )
 
 
-def test_sigint_while_waiting_for_a_peer_exits_0() -> None:
+def test_sigint_while_waiting_for_a_peer_exits_1() -> None:
+    """A script must be able to tell 'played nothing' from success."""
     with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
         engine.out.expect("engine ready", timeout=20)
-        assert engine.stop(signal.SIGINT) == 0
+        assert engine.stop(signal.SIGINT) == 1
+        assert engine.stderr().strip().splitlines()[-1] == (
+            "dxserial: error: stopped before any game was played"
+        )
+
+
+def test_sigint_during_a_deep_search_is_obeyed() -> None:
+    """The search runs in a thread; a signal cancels it and the engine ends the game."""
+    args = ("engine", "listen://127.0.0.1:0", "--role", "follower", "--depth", "10")
+    with Cli(*args) as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            # 999 minutes: the clock allows ~50 minutes for this move, so only the signal
+            # can end the search.
+            client.send(f"R01{'Tester':<32}Z999075A".encode())
+            assert client.expect().startswith(b"A")
+            client.send(b"M0000322800")  # the engine, Black, starts thinking at depth 10
+            assert engine.stop(signal.SIGINT) == 1
+            assert client.expect() == b"E01"  # it was its move: it ends the game and stops
+
+
+def test_unanswered_gamereq_is_hinted_and_repeated_on_tcp() -> None:
+    args = ("engine", "listen://127.0.0.1:0", "--role", "initiator", "--answer-timeout", "0.2")
+    with Cli(*args) as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            first = client.expect()
+            assert first.startswith(b"R01")
+            assert client.expect() == first  # nothing answered: the GAMEREQ comes again
+            assert engine.stop(signal.SIGTERM) == 1
+        err = engine.stderr()
+    hint = (
+        f"nothing answered on the connection to 127.0.0.1:{port} after 0.2 s: is the other "
+        "side running, and on the same link type? (GAMEREQ sent again)"
+    )
+    assert hint in err
+    assert err.strip().splitlines()[-1] == "dxserial: error: stopped before any game was played"
 
 
 def test_initiator_connects_to_tcp_and_plays_a_follower() -> None:

@@ -119,14 +119,21 @@ def engine_command(
     colour: str = typer.Option(
         "W", "--colour", help="Initiator: the follower's colour in game 1 (W or Z); alternates."
     ),
+    answer_timeout: float = typer.Option(
+        10.0,
+        "--answer-timeout",
+        help="Initiator: seconds to wait for a GAMEACC before saying nothing answered (and, "
+        "on TCP or --link nul, sending the GAMEREQ again); it keeps waiting.",
+    ),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
 ) -> None:
     """Play DXP with the built-in engine (a small alpha-beta search) on ENDPOINT.
 
     Prints a ready line, then one line per game ('game 1: 2-0 (Black has no legal move)').
-    Exit code 0 when the session ended normally (stop code 1 exchanged) or on Ctrl-C /
-    SIGTERM; 1 (one-line error) when the peer broke the protocol or the link was lost.
+    Exit code 0 when the session ended normally (stop code 1 exchanged), or on Ctrl-C /
+    SIGTERM after at least one game was played to its end; 1 (one-line error) when stopped
+    before that, when the peer broke the protocol or the link was lost.
     """
     configure_logging(verbose, quiet)
     if role not in ("follower", "initiator"):
@@ -134,6 +141,8 @@ def engine_command(
     if backreq not in ("accept", "decline"):
         raise ConfigError(f"--backreq: {backreq!r} is not 'accept' or 'decline'")
     check_depth(depth, "--depth")
+    if not answer_timeout > 0:
+        raise ConfigError(f"--answer-timeout {answer_timeout:g}: must be > 0 seconds")
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
     )
@@ -147,6 +156,7 @@ def engine_command(
         moves=moves,
         colour=parse_colour("--colour", colour),
         seed=seed,
+        answer_timeout=answer_timeout,
     )
     where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
     result = asyncio.run(_run(Player(config), where, verbose >= 1))
