@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from pathlib import Path
 
 import typer
 
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
-from dxserial.demo import DemoOptions, run_demo
+from dxserial.demo import DemoInterrupted, DemoOptions, DemoResult, run_demo
 from dxserial.engine import MAX_DEPTH, check_depth
 from dxserial.errors import ConfigError
 
@@ -56,9 +57,40 @@ def demo_command(
     options = DemoOptions(
         moves=moves, baud=baud or None, depth=depth, seed=seed, board=not no_board, pdn_dir=pdn
     )
-    result = asyncio.run(run_demo(options, out=lambda line: typer.echo(line)))
+    got: list[signal.Signals] = []
+    try:
+        result = asyncio.run(_run(options, got))
+    except DemoInterrupted as exc:
+        sig = got[0] if got else signal.SIGINT
+        how = "interrupted by Ctrl-C" if sig is signal.SIGINT else f"stopped by {sig.name}"
+        typer.echo(f"dxserial: demo {how} {exc}", err=True)
+        raise typer.Exit(128 + sig.value) from None
     typer.echo(f"result: {result.result}")
     typer.echo("")
     typer.echo(result.pdn_text.rstrip())
     if result.pdn_path is not None:
         typer.echo(f"\nPDN written to {result.pdn_path}")
+
+
+async def _run(options: DemoOptions, got: list[signal.Signals]) -> DemoResult:
+    """Run the demo; Ctrl-C or SIGTERM cancels it, so that it cleans up after itself.
+
+    Without this SIGTERM killed the process outright (its temporary directory stayed) and
+    Ctrl-C waited for a search to finish, then left without a word.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+
+    def on_signal(sig: signal.Signals) -> None:
+        if not got:  # the first signal cancels; more of them change nothing
+            got.append(sig)
+            task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig)
+    try:
+        return await run_demo(options, out=lambda line: typer.echo(line))
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
