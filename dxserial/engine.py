@@ -37,8 +37,28 @@ Rules it follows (decided here where DXP leaves a choice):
 * **BACKREQ** is answered with K0 (and the game goes back) or K1, as configured.
 * **Leniency.**  A peer's repeat of its previous message that would be out of turn (a
   NULMODEM retransmission) is ignored.  A GAMEEND answer with a reason other than 0 is taken
-  as the answer: pydraughts 0.6.7 answers with the reason it received.  Anything else out
-  of turn, and an illegal move, is the peer's failure: :class:`PeerError`.
+  as the answer: pydraughts 0.6.7 answers with the reason it received.
+* **Violations** (a message out of turn, an illegal move, a message that is not DXP) do not
+  end the session; the player stays a usable peer:
+
+  - it sends a CHAT saying why (at most 126 printable characters);
+  - if a game is running on its side, it ends it: GAMEEND reason 0 (stop code 0; an
+    initiator's last game says 1, as always) sent even when it is not its move, the game
+    reported as ``*`` ("abandoned: ..."), and the dialogue starts afresh; it then waits for
+    the peer's answering GAMEEND (swallowed; a follower also takes a new GAMEREQ instead)
+    before an initiator offers its next game;
+  - if no game runs on its side but the message implies one (MOVE, BACKREQ, BACKACC,
+    GAMEEND: say a follower was restarted mid-game), it sends GAMEEND reason 0, stop code 0
+    so that the peer can close its game, and swallows the answer; an initiator whose
+    GAMEREQ was pending sends it again once the peer's game is closed;
+  - if the violating message is itself a GAMEEND, our GAMEEND is its answer: nothing more is
+    awaited;
+  - anything else (a GAMEREQ to an initiator, a GAMEACC to a follower, a MOVE while our
+    GAMEEND waits for its answer) gets the CHAT only.
+
+  Messages that arrive while the answering GAMEEND is awaited are ignored.  Each violation
+  and each ignored message counts; a message the dialogue accepts resets the count.  At
+  :data:`MAX_VIOLATIONS` in a row the player gives up: :class:`PeerError`.
 """
 
 from __future__ import annotations
@@ -86,6 +106,7 @@ __all__ = [
     "DEFAULT_DEPTH",
     "DEFAULT_NAME",
     "MAX_DEPTH",
+    "MAX_VIOLATIONS",
     "TIME_SHARE",
     "BackPolicy",
     "GameBegun",
@@ -106,6 +127,10 @@ DEFAULT_NAME = f"dxserial {__version__}"
 DEFAULT_DEPTH = 3
 _MAX_CHAT = 126
 _MAX_SECONDS = 9999
+#: Violations in a row (no accepted message between) after which the player gives up.
+MAX_VIOLATIONS = 5
+#: Messages that only make sense while a game runs: the peer believes one does.
+_GAME_MESSAGES = (Move, BackRequest, BackAccept, GameEnd)
 #: A move may take at most 1/TIME_SHARE of the time left on the player's clock.
 TIME_SHARE = 20
 
@@ -264,6 +289,8 @@ class Player:
         self.games_begun = 0  # games that started (GAMEACC code 0)
         self.games_finished = 0  # games whose GAMEEND exchange was completed
         self._finished = False
+        self._closing: StopCode | None = None  # our unasked GAMEEND waits for its answer
+        self._violations = 0  # in a row
         self.outcome: str | None = None  # why the session ended, once it has
         self.ok = True  # False if it ended without playing what was asked (refused)
 
@@ -323,31 +350,51 @@ class Player:
     def receive(self, msg: Message) -> list[Message]:
         """Take one message from the peer; return the messages to send, in order.
 
-        Raises :class:`PeerError` when the peer broke the dialogue or played an illegal move.
+        A violation is answered as the module docstring says; :class:`PeerError` only after
+        :data:`MAX_VIOLATIONS` in a row.
         """
         self._turn_since = self._clock()
         peer = self.role.other
         if isinstance(msg, Chat):
             self._note(f"chat from the {peer}: {msg.text}")
             return []
+        if self._closing is not None:
+            if isinstance(msg, GameEnd):
+                return self._closed(msg.stop)
+            if not (isinstance(msg, GameRequest) and self.role is Role.FOLLOWER):
+                return self._violation(
+                    f"{peer} sent {msg.NAME} before answering our GAMEEND (ignored)", None
+                )
+            self._closing = None  # a new game instead of the answer: fine
         try:
             events = self.session.receive(msg)
         except DuplicateMessageError as exc:
             self._note(f"ignored: {exc}", logging.WARNING)
             return []
         except DialogueError as exc:
-            events = self._lenient_answer(msg, exc)
+            lenient = self._lenient_answer(msg)
+            if lenient is None:
+                return self._violation(str(exc), msg)
+            events = lenient
         out: list[Message] = []
         if isinstance(msg, GameRequest):
             out += self._answer_request(msg)
         elif isinstance(msg, Move):
-            self._apply_move(msg)
+            illegal = self._apply_move(msg)
+            if illegal is not None:
+                return self._violation(illegal, msg)
         elif isinstance(msg, BackRequest):
             out += self._answer_back_request(msg)
         elif isinstance(msg, GameEnd) and self.session.must_answer is msg:
             out += self._send(GameEnd(reason=EndReason.NONE, stop=self._stop_wish()))
+        self._violations = 0
         self._handle(events)
         return out + self._after()
+
+    def invalid(self, reason: str) -> list[Message]:
+        """The peer sent something that is not a DXP message; a violation like any other."""
+        self._turn_since = self._clock()
+        return self._violation(f"{self.role.other} sent an invalid message: {reason}", None)
 
     def cancel(self) -> None:
         """Stop a running search at once (thread-safe); every later search is cancelled too."""
@@ -367,8 +414,8 @@ class Player:
     def _note(self, text: str, level: int = logging.INFO) -> None:
         self._events.append(Note(text, level))
 
-    def _lenient_answer(self, msg: Message, exc: DialogueError) -> list[DialogueEvent]:
-        """A GAMEEND answer with a non-zero reason counts as the answer; else ``exc``."""
+    def _lenient_answer(self, msg: Message) -> list[DialogueEvent] | None:
+        """A GAMEEND answer with a non-zero reason counts as the answer; else ``None``."""
         d = self.session.dialogue
         if (
             isinstance(msg, GameEnd)
@@ -382,7 +429,75 @@ class Player:
                 logging.WARNING,
             )
             return self.session.receive(GameEnd(reason=EndReason.NONE, stop=msg.stop))
-        raise PeerError(str(exc), side=self.role.other.value) from None
+        return None
+
+    def _violation(self, reason: str, msg: Message | None) -> list[Message]:
+        """Tell the peer why, close the game it or we believe runs, and stay ready.
+
+        ``msg`` is the offending message, ``None`` when it is only to be counted (ignored
+        while our GAMEEND waits for its answer, or not a DXP message at all).
+        """
+        self._violations += 1
+        peer = self.role.other
+        if self._violations >= MAX_VIOLATIONS:
+            raise PeerError(
+                f"{peer} broke the protocol {self._violations} times in a row, last: {reason}",
+                side=peer.value,
+                farewell=make_chat(
+                    f"{self.config.name}: giving up after {self._violations} protocol "
+                    f"violations in a row; last: {reason}"
+                ),
+            )
+        self._note(reason, logging.WARNING)
+        if self._closing is not None:
+            return []  # counted, not answered: the peer is still to answer our GAMEEND
+        out: list[Message] = [make_chat(f"{self.config.name}: {reason}")]
+        phase = self.session.phase
+        if phase.game_running:
+            stop = self._stop_wish()
+            self._abandon_game(reason)
+        elif isinstance(msg, _GAME_MESSAGES) and phase in (Phase.IDLE, Phase.REQUESTED):
+            stop = StopCode.CONTINUE  # the peer's game only: ours, if any, is not touched
+        else:
+            return out
+        out.append(GameEnd(reason=EndReason.NONE, stop=stop))
+        if isinstance(msg, GameEnd):
+            # Our GAMEEND answers the peer's: nothing more to wait for.
+            self._closing = stop
+            return out + self._closed(msg.stop, answered=True)
+        self._closing = stop
+        return out
+
+    def _abandon_game(self, reason: str) -> None:
+        """End the running game on our side at once: ``*``, and a fresh dialogue."""
+        game = self._game
+        our = self.session.our_colour
+        assert game is not None and our is not None
+        plies = self.session.dialogue.plies
+        self._events.append(GameOver(game.number, "*", f"abandoned: {reason}", plies, our))
+        self.session = Session(self.role)
+
+    def _closed(self, their_stop: StopCode, *, answered: bool = False) -> list[Message]:
+        """The GAMEEND exchange we forced is complete: stop, offer, or wait, as due."""
+        ours = self._closing
+        assert ours is not None
+        self._closing = None
+        if not answered:
+            self._violations = 0
+            self._note(f"the {self.role.other} answered our GAMEEND")
+        if StopCode.STOP in (ours, their_stop):
+            if ours is their_stop:
+                who = "both sides"
+            else:
+                who = f"the {self.role if ours is StopCode.STOP else self.role.other}"
+            self._finished = True
+            self.outcome = f"GAMEEND stop code 1 from {who}"
+            return []
+        request = self.session.dialogue.pending
+        if self.role is Role.INITIATOR and isinstance(request, GameRequest):
+            self._requested_at = self._clock()
+            return [request]  # the peer closed its game; now it can take ours
+        return self._after()
 
     def _send(self, msg: Message) -> list[Message]:
         """Check our own message against the dialogue (a violation here is our bug)."""
@@ -419,6 +534,8 @@ class Player:
             return []
         if phase.game_running and self.session.our_turn:
             return self._play()
+        if self._closing is not None:
+            return []  # the peer is still to answer our GAMEEND
         if phase is Phase.IDLE and self.role is Role.INITIATOR and not self._finished:
             if self._games < self.config.games:
                 return self._offer()
@@ -466,19 +583,16 @@ class Player:
         assert colour is not None
         self._events.append(GameBegun(self._games, colour, opponent))
 
-    def _apply_move(self, msg: Move) -> None:
+    def _apply_move(self, msg: Move) -> str | None:
+        """Play the peer's move on our board; if it is illegal, say why (nothing changes)."""
         game = self._game
         assert game is not None
         try:
             move = match_dxp_move(game.position, msg)
         except IllegalMoveError as exc:
-            peer = self.role.other
-            raise PeerError(
-                f"{peer} played {exc} (position {game.position.to_fen()})",
-                side=peer.value,
-                farewell=make_chat(f"{self.config.name}: {exc}"),
-            ) from None
+            return f"{self.role.other} played {exc} (position {game.position.to_fen()})"
         game.positions.append(game.position.play(move))
+        return None
 
     def _answer_back_request(self, msg: BackRequest) -> list[Message]:
         if self.session.must_answer is not msg:

@@ -10,8 +10,9 @@ Exit status (see :class:`RunResult`), so that a script can tell "played" from "d
 * 0 when the session ended as DXP says (stop code 1 exchanged), or when a signal stopped
   the engine after at least one game was played to its end (its GAMEEND exchange done);
 * 1 when a signal came before that ("stopped before any game was played", or during the
-  first game), when the peer broke the protocol, the link was lost, or the games were
-  refused.
+  first game), when the peer kept breaking the protocol (``MAX_VIOLATIONS`` in a row; a
+  single violation is answered and the session goes on), the link was lost, or the games
+  were refused.
 
 Stopping (:meth:`EngineRunner.stop`, or the task being cancelled) cancels a running search
 at once, so a signal is obeyed within milliseconds even at a deep search.  An initiator
@@ -35,7 +36,6 @@ from dxserial.engine import (
     PeerError,
     Player,
     colour_name,
-    make_chat,
 )
 from dxserial.errors import DxSerialError, FramingError, MessageError
 from dxserial.linkdriver import LinkDriver
@@ -191,11 +191,13 @@ class EngineRunner:
                 msg = parse(item.raw, strict=False)
             except MessageError as exc:
                 log.log(self._msg_level, "in  %s (invalid)", escape(item.raw))
-                self._send_all([make_chat(f"invalid message: {exc}")])
-                return RunResult(
-                    1,
-                    f"the {player.role.other} sent an invalid message '{escape(item.raw)}': {exc}",
-                )
+                try:
+                    out = player.invalid(f"'{escape(item.raw)}': {exc}")
+                except PeerError as error:
+                    return self._failed(error)
+                self._report()
+                self._send_all(out)
+                continue
             log.log(self._msg_level, "in  %s (%s)", escape(msg.wire), msg.NAME)
             for warning in msg.warnings:
                 log.warning("%s: %s", escape(msg.wire), warning)
@@ -205,15 +207,19 @@ class EngineRunner:
                 self._report()
                 return self._stopped()
             except PeerError as exc:
-                self._report()
-                if exc.farewell is not None:
-                    self._send_all([exc.farewell])
-                return RunResult(1, f"protocol failure: {exc}")
+                return self._failed(exc)
             self._report()
             self._send_all(out)
         if player.ok:
             return RunResult(0, f"session ended: {player.outcome}")
         return RunResult(1, f"session ended: {player.outcome}")
+
+    def _failed(self, exc: PeerError) -> RunResult:
+        """The peer kept breaking the protocol: say goodbye and give up."""
+        self._report()
+        if exc.farewell is not None:
+            self._send_all([exc.farewell])
+        return RunResult(1, f"protocol failure: {exc}")
 
     async def _next(self) -> _Item | None:
         """The next item of the inbox, or ``None`` when the player's deadline comes first."""

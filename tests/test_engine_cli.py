@@ -93,7 +93,7 @@ def test_lost_link_exits_1() -> None:
         assert "link lost: the peer closed the connection" in engine.stderr()
 
 
-def test_illegal_move_is_told_and_exits_1() -> None:
+def test_illegal_move_is_told_the_game_ended_and_the_next_game_played() -> None:
     with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
         port = listening_port(engine.out.expect("engine ready", timeout=20))
         with DxpClient("127.0.0.1", port) as client:
@@ -102,9 +102,33 @@ def test_illegal_move_is_told_and_exits_1() -> None:
             client.send(b"M0000051000")  # no white piece on 5
             chat = parse(client.expect())
             assert isinstance(chat, Chat) and "illegal move 5-10" in chat.text
+            assert client.expect() == b"E00"  # the engine ends the game ...
+            client.send(b"E00")
+            client.send(GAMEREQ_Z)  # ... and takes the next one
+            assert client.expect().startswith(b"Adxserial")
+            client.send(b"E01")  # we are White: we end game 2 and the session
+            assert client.expect() == b"E00"
+            assert engine.wait(20) == 0
+        assert engine.out.expect("game 1:").startswith("game 1: * (abandoned: initiator played")
+        assert engine.out.expect("game 2:") == "game 2: * (no result: White ended the game)"
+
+
+def test_a_peer_that_keeps_breaking_the_protocol_is_given_up_on() -> None:
+    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            for raw in (b"M0000322800", b"M0000312700", b"Mxx", b"M0000332900", b"B001W"):
+                client.send(raw)
+            assert isinstance(parse(client.expect()), Chat)
+            assert client.expect() == b"E00"
+            farewell = parse(client.expect())
+            assert isinstance(farewell, Chat) and "giving up after 5" in farewell.text
             assert engine.wait(20) == 1
         err = engine.stderr().strip().splitlines()
-        assert err[-1].startswith("dxserial: error: protocol failure: initiator played illegal")
+        assert err[-1].startswith(
+            "dxserial: error: protocol failure: initiator broke the protocol 5 times in a row, "
+            "last: "
+        )
 
 
 def test_sigterm_after_a_finished_game_exits_0() -> None:

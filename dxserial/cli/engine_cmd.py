@@ -133,7 +133,8 @@ def engine_command(
     Prints a ready line, then one line per game ('game 1: 2-0 (Black has no legal move)').
     Exit code 0 when the session ended normally (stop code 1 exchanged), or on Ctrl-C /
     SIGTERM after at least one game was played to its end; 1 (one-line error) when stopped
-    before that, when the peer broke the protocol or the link was lost.
+    before that, when the link was lost, or when the peer broke the protocol 5 times in a row
+    (a single violation is told by CHAT, the game is ended, and the engine plays on).
     """
     configure_logging(verbose, quiet)
     if role not in ("follower", "initiator"):
