@@ -306,6 +306,14 @@ class Player:
         return self._finished or self.session.phase is Phase.STOPPED
 
     @property
+    def current_game(self) -> int | None:
+        """The number of the game being played (moves or its GAMEEND exchange), else None."""
+        phase = self.session.phase
+        if self._game is None or not (phase.game_running or phase is Phase.ENDING):
+            return None
+        return self._game.number
+
+    @property
     def position(self) -> Position | None:
         return self._game.position if self._game is not None else None
 

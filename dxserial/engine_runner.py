@@ -242,10 +242,13 @@ class EngineRunner:
         if finished:
             games = "game" if finished == 1 else "games"
             return RunResult(0, f"stopped by a signal after {finished} {games}")
-        if player.games_begun:
+        number = player.current_game
+        if number is not None:
             return RunResult(
-                1, "stopped during game 1, before any game was played to its end"
+                1, f"stopped during game {number}, before any game was played to its end"
             )
+        if player.games_begun:
+            return RunResult(1, "stopped before any game was played to its end")
         return RunResult(1, NOTHING_PLAYED)
 
     def _where(self) -> str:

@@ -461,3 +461,12 @@ def test_only_an_initiator_waiting_for_gameacc_has_a_deadline() -> None:
     assert Player(PlayerConfig(role=FOL)).deadline() is None
     with pytest.raises(ConfigError, match="answer timeout"):
         PlayerConfig(role=INI, answer_timeout=0)
+
+
+def test_current_game_is_known_while_it_is_played_only() -> None:
+    player = Player(PlayerConfig(role=FOL, seed=1))
+    assert player.current_game is None
+    player.receive(m(f"R01{'Tester':<32}Z005075A"))
+    assert player.current_game == 1
+    player.receive(m("E00"))
+    assert player.current_game is None and player.games_finished == 1
