@@ -4,6 +4,11 @@ A virtual null-modem pair stands in for the cable; the built-in engine on one en
 NULMODEM, as a DOS engine would; the bridge joins the other end to a free TCP port on
 127.0.0.1; and the built-in engine plays it over TCP.  What crosses the bridge is shown
 as it crosses, with the board after every move, then the result and the PDN record.
+
+Cancelling :func:`run_demo` (the command does it on Ctrl-C and SIGTERM) stops both engines
+(a search in progress included), the bridge and the virtual cable, removes the temporary
+directory, and raises :class:`DemoInterrupted` saying how far the game got and what was
+kept: nothing, unless ``--pdn`` named a directory and the bridge recorded the cut game.
 """
 
 from __future__ import annotations
@@ -49,6 +54,20 @@ class DemoOptions:
     pdn_dir: Path | None = None
 
 
+class DemoInterrupted(Exception):
+    """The demo was cancelled; ``str()`` says how far it got and what was left behind."""
+
+    def __init__(self, moves: int, started: bool, kept: Path | None) -> None:
+        if not started:
+            where = "before the game began"
+        else:
+            where = f"after {moves} move{'' if moves == 1 else 's'} of the game"
+        left = f"the unfinished game is in {kept}" if kept else "nothing was kept"
+        super().__init__(f"{where}; {left}")
+        self.moves = moves
+        self.kept = kept
+
+
 @dataclass(frozen=True)
 class DemoResult:
     result: str
@@ -64,10 +83,16 @@ class _Show:
         self.board = board
         self.referee = Referee()
         self.roles = {"tcp->serial": Role.INITIATOR, "serial->tcp": Role.FOLLOWER}
+        self.started = False  # a GAMEACC accepted the game
+        self.moves = 0  # legal moves seen
 
     def __call__(self, direction: str, msg: Message) -> None:
         sender = "TCP engine" if direction == "tcp->serial" else "DOS engine"
         verdict = self.referee.observe(msg, self.roles[direction])
+        if isinstance(msg, GameAccept) and msg.code is AcceptCode.ACCEPT:
+            self.started = True
+        elif isinstance(msg, Move) and verdict.ok:
+            self.moves += 1
         arrow = "--> serial" if direction == "tcp->serial" else "<-- serial"
         line = f"{arrow}  {escape(msg.wire):<44}  "
         if isinstance(msg, Move) and verdict.pdn:
@@ -95,28 +120,34 @@ class _Show:
 
 
 async def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> DemoResult:
-    """Play one game through a real bridge on a virtual pair; return its result and PDN."""
+    """Play one game through a real bridge on a virtual pair; return its result and PDN.
+
+    Cancelled, it cleans up everything and raises :class:`DemoInterrupted`.
+    """
+    show = _Show(out, options.board)
     with tempfile.TemporaryDirectory(prefix="dxserial-demo-") as tmp:
         pdn_dir = options.pdn_dir or Path(tmp) / "games"
         pdn_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         a, b = str(Path(tmp) / "serial-bridge"), str(Path(tmp) / "serial-dos")
-        with VirtualPair(a, b, baud=options.baud) as pair:
-            line = f"{options.baud} baud" if options.baud else "full speed"
-            out(f"virtual null-modem cable: {pair.path_a} <-> {pair.path_b} ({line})")
-            result = await _play(options, a, b, pdn_dir, out)
+        try:
+            with VirtualPair(a, b, baud=options.baud) as pair:
+                line = f"{options.baud} baud" if options.baud else "full speed"
+                out(f"virtual null-modem cable: {pair.path_a} <-> {pair.path_b} ({line})")
+                result = await _play(options, a, b, pdn_dir, show)
+        except asyncio.CancelledError:
+            kept = sorted(options.pdn_dir.glob("*.pdn")) if options.pdn_dir else []
+            raise DemoInterrupted(show.moves, show.started, kept[-1] if kept else None) from None
         files = sorted(pdn_dir.glob("*.pdn"))
         if not files:
             raise DxSerialError("the demo game was not recorded")
         text = files[-1].read_text()
-        kept = files[-1] if options.pdn_dir else None
-        return DemoResult(result, kept, text)
+        kept_file = files[-1] if options.pdn_dir else None
+        return DemoResult(result, kept_file, text)
 
 
-async def _play(
-    options: DemoOptions, a: str, b: str, pdn_dir: Path, out: Callable[[str], None]
-) -> str:
+async def _play(options: DemoOptions, a: str, b: str, pdn_dir: Path, show: _Show) -> str:
     ready = asyncio.Event()
-    show = _Show(out, options.board)
+    out = show.out
     bridge = Bridge(
         BridgeConfig(
             port=a,
@@ -129,10 +160,36 @@ async def _play(
         observer=show,
     )
     bridge_task = asyncio.create_task(bridge.run(), name="demo-bridge")
-    await _wait_ready(ready, bridge_task)
-    assert bridge.listen_address is not None
-    host, port = bridge.listen_address
-    out(f"bridge: {a} (NULMODEM) <-> {host}:{port} (TCP)")
+    dos: EngineRunner | None = None
+    dos_task: asyncio.Task[RunResult] | None = None
+    try:
+        await _wait_ready(ready, bridge_task)
+        assert bridge.listen_address is not None
+        host, port = bridge.listen_address
+        out(f"bridge: {a} (NULMODEM) <-> {host}:{port} (TCP)")
+        dos, tcp = _engines(options, b, host, port)
+        dos_task = asyncio.create_task(dos.run(), name="demo-dos-engine")
+        tcp_result = await tcp.run()
+        dos_result = await asyncio.wait_for(dos_task, 30)
+    finally:
+        # Nested so that the bridge is stopped even if this wait is what a signal cancels.
+        try:
+            if dos is not None and dos_task is not None:
+                dos.stop()
+                await asyncio.gather(dos_task, return_exceptions=True)
+        finally:
+            bridge.stop()
+            await asyncio.gather(bridge_task, return_exceptions=True)
+    _check(tcp_result, "TCP engine")
+    _check(dos_result, "DOS engine")
+    over = tcp.results[-1] if tcp.results else None
+    return over.line if over is not None else tcp_result.message
+
+
+def _engines(
+    options: DemoOptions, b: str, host: str, port: int
+) -> tuple[EngineRunner, EngineRunner]:
+    """The DOS engine (follower, NULMODEM on end ``b``) and the TCP engine (initiator)."""
     serial_options = LinkOptions(
         link="nulmodem", serial=SerialSettings(baudrate=options.baud or 9600)
     )
@@ -160,19 +217,7 @@ async def _play(
         EngineEndpoint(parse_engine_endpoint(f"tcp://{host}:{port}")),
         on_line=lambda _line: None,
     )
-    dos_task = asyncio.create_task(dos.run(), name="demo-dos-engine")
-    try:
-        tcp_result = await tcp.run()
-        dos_result = await asyncio.wait_for(dos_task, 30)
-    finally:
-        dos.stop()
-        await asyncio.gather(dos_task, return_exceptions=True)
-        bridge.stop()
-        await asyncio.gather(bridge_task, return_exceptions=True)
-    _check(tcp_result, "TCP engine")
-    _check(dos_result, "DOS engine")
-    over = tcp.results[-1] if tcp.results else None
-    return over.line if over is not None else tcp_result.message
+    return dos, tcp
 
 
 async def _wait_ready(ready: asyncio.Event, task: asyncio.Task[None]) -> None:

@@ -23,11 +23,42 @@ Rules it follows (decided here where DXP leaves a choice):
   exchange (sent or answered) carries stop code 1.
 * **GAMEACC.**  A GAMEREQ of another protocol version is refused with code 1 (the session
   stops); a form-B position that is not a position is refused with code 2 (this game only).
+* **Thinking time.**  A search may use at most 1/20 of the time left on its clock (the
+  GAMEREQ's minutes per player, less what its moves of this game took; ``000``: no bound)
+  and then plays the best move of its deepest finished pass.  :meth:`Player.cancel` stops a
+  search at once (the runner calls it when leaving): :meth:`Player.receive` then raises
+  :class:`~dxserial.search.SearchCancelled` with nothing sent, so it is still our move.
+* **No answer.**  An initiator whose GAMEREQ has had no GAMEACC for ``answer_timeout``
+  seconds reports :class:`NoAnswer` (once per timeout, never more often) and keeps waiting;
+  :meth:`Player.poll` also repeats the GAMEREQ when asked to, which the runner does on NUL
+  links only: a NULMODEM link repeats its own frames until echoed, while a NUL peer that
+  connected late (or a bridge that had no TCP peer yet) lost the first GAMEREQ for good.  A
+  peer that did get both sees the repeat as a duplicate.
 * **BACKREQ** is answered with K0 (and the game goes back) or K1, as configured.
 * **Leniency.**  A peer's repeat of its previous message that would be out of turn (a
   NULMODEM retransmission) is ignored.  A GAMEEND answer with a reason other than 0 is taken
-  as the answer: pydraughts 0.6.7 answers with the reason it received.  Anything else out
-  of turn, and an illegal move, is the peer's failure: :class:`PeerError`.
+  as the answer: pydraughts 0.6.7 answers with the reason it received.
+* **Violations** (a message out of turn, an illegal move, a message that is not DXP) do not
+  end the session; the player stays a usable peer:
+
+  - it sends a CHAT saying why (at most 126 printable characters);
+  - if a game is running on its side, it ends it: GAMEEND reason 0 (stop code 0; an
+    initiator's last game says 1, as always) sent even when it is not its move, the game
+    reported as ``*`` ("abandoned: ..."), and the dialogue starts afresh; it then waits for
+    the peer's answering GAMEEND (swallowed; a follower also takes a new GAMEREQ instead)
+    before an initiator offers its next game;
+  - if no game runs on its side but the message implies one (MOVE, BACKREQ, BACKACC,
+    GAMEEND: say a follower was restarted mid-game), it sends GAMEEND reason 0, stop code 0
+    so that the peer can close its game, and swallows the answer; an initiator whose
+    GAMEREQ was pending sends it again once the peer's game is closed;
+  - if the violating message is itself a GAMEEND, our GAMEEND is its answer: nothing more is
+    awaited;
+  - anything else (a GAMEREQ to an initiator, a GAMEACC to a follower, a MOVE while our
+    GAMEEND waits for its answer) gets the CHAT only.
+
+  Messages that arrive while the answering GAMEEND is awaited are ignored.  Each violation
+  and each ignored message counts; a message the dialogue accepts resets the count.  At
+  :data:`MAX_VIOLATIONS` in a row the player gives up: :class:`PeerError`.
 """
 
 from __future__ import annotations
@@ -35,6 +66,7 @@ from __future__ import annotations
 import enum
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,19 +100,24 @@ from dxserial.protocol.session import (
     Session,
     TakeBack,
 )
-from dxserial.search import choose_move
+from dxserial.search import MAX_DEPTH, choose_move
 
 __all__ = [
     "DEFAULT_DEPTH",
     "DEFAULT_NAME",
+    "MAX_DEPTH",
+    "MAX_VIOLATIONS",
+    "TIME_SHARE",
     "BackPolicy",
     "GameBegun",
     "GameOver",
+    "NoAnswer",
     "Note",
     "PeerError",
     "Player",
     "PlayerConfig",
     "PlayerEvent",
+    "check_depth",
     "check_name",
     "colour_name",
     "make_chat",
@@ -90,6 +127,12 @@ DEFAULT_NAME = f"dxserial {__version__}"
 DEFAULT_DEPTH = 3
 _MAX_CHAT = 126
 _MAX_SECONDS = 9999
+#: Violations in a row (no accepted message between) after which the player gives up.
+MAX_VIOLATIONS = 5
+#: Messages that only make sense while a game runs: the peer believes one does.
+_GAME_MESSAGES = (Move, BackRequest, BackAccept, GameEnd)
+#: A move may take at most 1/TIME_SHARE of the time left on the player's clock.
+TIME_SHARE = 20
 
 
 class BackPolicy(enum.StrEnum):
@@ -114,6 +157,16 @@ def check_name(name: str) -> str:
     return name
 
 
+def check_depth(depth: int, option: str = "depth") -> int:
+    """A search depth the engine can finish: 1..MAX_DEPTH plies (each costs 3-5x the last)."""
+    if not 1 <= depth <= MAX_DEPTH:
+        raise ConfigError(
+            f"{option} {depth}: must be 1..{MAX_DEPTH} (each ply multiplies the search time "
+            "by 3 to 5)"
+        )
+    return depth
+
+
 @dataclass(frozen=True)
 class PlayerConfig:
     """What the player is told.  The game options (``games`` .. ``colour``) are the
@@ -128,11 +181,13 @@ class PlayerConfig:
     moves: int = 75
     colour: Colour = Colour.WHITE  # the follower's colour in the first game
     seed: int | None = None
+    answer_timeout: float = 10.0  # initiator: seconds a GAMEREQ may wait for its GAMEACC
 
     def __post_init__(self) -> None:
         check_name(self.name)
-        if self.depth < 1:
-            raise ConfigError(f"depth {self.depth}: must be at least 1")
+        if not self.answer_timeout > 0:
+            raise ConfigError(f"answer timeout {self.answer_timeout}: must be > 0 seconds")
+        check_depth(self.depth)
         if self.games < 1:
             raise ConfigError(f"games {self.games}: must be at least 1")
         if not 0 <= self.minutes <= 999:
@@ -155,6 +210,14 @@ class Note(PlayerEvent):
 
     text: str
     level: int = logging.INFO
+
+
+@dataclass(frozen=True)
+class NoAnswer(PlayerEvent):
+    """Our GAMEREQ has waited ``waited`` seconds for a GAMEACC; ``repeated``: sent again."""
+
+    waited: float
+    repeated: bool
 
 
 @dataclass(frozen=True)
@@ -202,6 +265,7 @@ def make_chat(text: str) -> Chat:
 class _Game:
     number: int
     positions: list[Position] = field(default_factory=list)  # [k]: after k plies
+    used: float = 0.0  # seconds our moves of this game took
 
     @property
     def position(self) -> Position:
@@ -216,11 +280,17 @@ class Player:
         self.session = Session(config.role)
         self._clock = clock
         self._rng = random.Random(config.seed)
+        self._cancel = threading.Event()
         self._events: list[PlayerEvent] = []
         self._game: _Game | None = None
         self._games = 0  # games started (follower) or offered (initiator)
         self._turn_since = clock()
+        self._requested_at = self._turn_since  # when our pending GAMEREQ was (re)sent
+        self.games_begun = 0  # games that started (GAMEACC code 0)
+        self.games_finished = 0  # games whose GAMEEND exchange was completed
         self._finished = False
+        self._closing: StopCode | None = None  # our unasked GAMEEND waits for its answer
+        self._violations = 0  # in a row
         self.outcome: str | None = None  # why the session ended, once it has
         self.ok = True  # False if it ended without playing what was asked (refused)
 
@@ -236,8 +306,41 @@ class Player:
         return self._finished or self.session.phase is Phase.STOPPED
 
     @property
+    def current_game(self) -> int | None:
+        """The number of the game being played (moves or its GAMEEND exchange), else None."""
+        phase = self.session.phase
+        if self._game is None or not (phase.game_running or phase is Phase.ENDING):
+            return None
+        return self._game.number
+
+    @property
     def position(self) -> Position | None:
         return self._game.position if self._game is not None else None
+
+    def now(self) -> float:
+        """The player's clock (the one :meth:`deadline` and :meth:`poll` speak of)."""
+        return self._clock()
+
+    def deadline(self) -> float | None:
+        """When :meth:`poll` has something to do: our GAMEREQ is overdue; else ``None``."""
+        if self.role is not Role.INITIATOR or self.done:
+            return None
+        if self.session.phase is not Phase.REQUESTED:
+            return None
+        return self._requested_at + self.config.answer_timeout
+
+    def poll(self, now: float, *, repeat: bool = False) -> list[Message]:
+        """Time has passed: report an overdue GAMEACC (:class:`NoAnswer`) and, with
+        ``repeat``, return the GAMEREQ to send again.  The next report is a timeout later."""
+        deadline = self.deadline()
+        if deadline is None or now < deadline:
+            return []
+        self._requested_at = now
+        self._events.append(NoAnswer(self.config.answer_timeout, repeat))
+        request = self.session.dialogue.pending
+        if repeat and isinstance(request, GameRequest):
+            return [request]  # a repeat: the dialogue already has it
+        return []
 
     def events(self) -> list[PlayerEvent]:
         out, self._events = self._events, []
@@ -255,31 +358,55 @@ class Player:
     def receive(self, msg: Message) -> list[Message]:
         """Take one message from the peer; return the messages to send, in order.
 
-        Raises :class:`PeerError` when the peer broke the dialogue or played an illegal move.
+        A violation is answered as the module docstring says; :class:`PeerError` only after
+        :data:`MAX_VIOLATIONS` in a row.
         """
         self._turn_since = self._clock()
         peer = self.role.other
         if isinstance(msg, Chat):
             self._note(f"chat from the {peer}: {msg.text}")
             return []
+        if self._closing is not None:
+            if isinstance(msg, GameEnd):
+                return self._closed(msg.stop)
+            if not (isinstance(msg, GameRequest) and self.role is Role.FOLLOWER):
+                return self._violation(
+                    f"{peer} sent {msg.NAME} before answering our GAMEEND (ignored)", None
+                )
+            self._closing = None  # a new game instead of the answer: fine
         try:
             events = self.session.receive(msg)
         except DuplicateMessageError as exc:
             self._note(f"ignored: {exc}", logging.WARNING)
             return []
         except DialogueError as exc:
-            events = self._lenient_answer(msg, exc)
+            lenient = self._lenient_answer(msg)
+            if lenient is None:
+                return self._violation(str(exc), msg)
+            events = lenient
         out: list[Message] = []
         if isinstance(msg, GameRequest):
             out += self._answer_request(msg)
         elif isinstance(msg, Move):
-            self._apply_move(msg)
+            illegal = self._apply_move(msg)
+            if illegal is not None:
+                return self._violation(illegal, msg)
         elif isinstance(msg, BackRequest):
             out += self._answer_back_request(msg)
         elif isinstance(msg, GameEnd) and self.session.must_answer is msg:
             out += self._send(GameEnd(reason=EndReason.NONE, stop=self._stop_wish()))
+        self._violations = 0
         self._handle(events)
         return out + self._after()
+
+    def invalid(self, reason: str) -> list[Message]:
+        """The peer sent something that is not a DXP message; a violation like any other."""
+        self._turn_since = self._clock()
+        return self._violation(f"{self.role.other} sent an invalid message: {reason}", None)
+
+    def cancel(self) -> None:
+        """Stop a running search at once (thread-safe); every later search is cancelled too."""
+        self._cancel.set()
 
     def abandon(self) -> list[Message]:
         """Leaving (a signal): end the game and the session if it is our move to do so."""
@@ -295,8 +422,8 @@ class Player:
     def _note(self, text: str, level: int = logging.INFO) -> None:
         self._events.append(Note(text, level))
 
-    def _lenient_answer(self, msg: Message, exc: DialogueError) -> list[DialogueEvent]:
-        """A GAMEEND answer with a non-zero reason counts as the answer; else ``exc``."""
+    def _lenient_answer(self, msg: Message) -> list[DialogueEvent] | None:
+        """A GAMEEND answer with a non-zero reason counts as the answer; else ``None``."""
         d = self.session.dialogue
         if (
             isinstance(msg, GameEnd)
@@ -310,7 +437,75 @@ class Player:
                 logging.WARNING,
             )
             return self.session.receive(GameEnd(reason=EndReason.NONE, stop=msg.stop))
-        raise PeerError(str(exc), side=self.role.other.value) from None
+        return None
+
+    def _violation(self, reason: str, msg: Message | None) -> list[Message]:
+        """Tell the peer why, close the game it or we believe runs, and stay ready.
+
+        ``msg`` is the offending message, ``None`` when it is only to be counted (ignored
+        while our GAMEEND waits for its answer, or not a DXP message at all).
+        """
+        self._violations += 1
+        peer = self.role.other
+        if self._violations >= MAX_VIOLATIONS:
+            raise PeerError(
+                f"{peer} broke the protocol {self._violations} times in a row, last: {reason}",
+                side=peer.value,
+                farewell=make_chat(
+                    f"{self.config.name}: giving up after {self._violations} protocol "
+                    f"violations in a row; last: {reason}"
+                ),
+            )
+        self._note(reason, logging.WARNING)
+        if self._closing is not None:
+            return []  # counted, not answered: the peer is still to answer our GAMEEND
+        out: list[Message] = [make_chat(f"{self.config.name}: {reason}")]
+        phase = self.session.phase
+        if phase.game_running:
+            stop = self._stop_wish()
+            self._abandon_game(reason)
+        elif isinstance(msg, _GAME_MESSAGES) and phase in (Phase.IDLE, Phase.REQUESTED):
+            stop = StopCode.CONTINUE  # the peer's game only: ours, if any, is not touched
+        else:
+            return out
+        out.append(GameEnd(reason=EndReason.NONE, stop=stop))
+        if isinstance(msg, GameEnd):
+            # Our GAMEEND answers the peer's: nothing more to wait for.
+            self._closing = stop
+            return out + self._closed(msg.stop, answered=True)
+        self._closing = stop
+        return out
+
+    def _abandon_game(self, reason: str) -> None:
+        """End the running game on our side at once: ``*``, and a fresh dialogue."""
+        game = self._game
+        our = self.session.our_colour
+        assert game is not None and our is not None
+        plies = self.session.dialogue.plies
+        self._events.append(GameOver(game.number, "*", f"abandoned: {reason}", plies, our))
+        self.session = Session(self.role)
+
+    def _closed(self, their_stop: StopCode, *, answered: bool = False) -> list[Message]:
+        """The GAMEEND exchange we forced is complete: stop, offer, or wait, as due."""
+        ours = self._closing
+        assert ours is not None
+        self._closing = None
+        if not answered:
+            self._violations = 0
+            self._note(f"the {self.role.other} answered our GAMEEND")
+        if StopCode.STOP in (ours, their_stop):
+            if ours is their_stop:
+                who = "both sides"
+            else:
+                who = f"the {self.role if ours is StopCode.STOP else self.role.other}"
+            self._finished = True
+            self.outcome = f"GAMEEND stop code 1 from {who}"
+            return []
+        request = self.session.dialogue.pending
+        if self.role is Role.INITIATOR and isinstance(request, GameRequest):
+            self._requested_at = self._clock()
+            return [request]  # the peer closed its game; now it can take ours
+        return self._after()
 
     def _send(self, msg: Message) -> list[Message]:
         """Check our own message against the dialogue (a violation here is our bug)."""
@@ -347,6 +542,8 @@ class Player:
             return []
         if phase.game_running and self.session.our_turn:
             return self._play()
+        if self._closing is not None:
+            return []  # the peer is still to answer our GAMEEND
         if phase is Phase.IDLE and self.role is Role.INITIATOR and not self._finished:
             if self._games < self.config.games:
                 return self._offer()
@@ -369,6 +566,7 @@ class Player:
             minutes=self.config.minutes,
             moves=self.config.moves,
         )
+        self._requested_at = self._clock()
         return self._send(request)
 
     def _answer_request(self, request: GameRequest) -> list[Message]:
@@ -387,24 +585,22 @@ class Player:
             opponent = event.request.name
         else:
             opponent = event.accept.name
+        self.games_begun += 1
         self._game = _Game(self._games, [Position.from_gamereq(event.request)])
         colour = self.session.our_colour
         assert colour is not None
         self._events.append(GameBegun(self._games, colour, opponent))
 
-    def _apply_move(self, msg: Move) -> None:
+    def _apply_move(self, msg: Move) -> str | None:
+        """Play the peer's move on our board; if it is illegal, say why (nothing changes)."""
         game = self._game
         assert game is not None
         try:
             move = match_dxp_move(game.position, msg)
         except IllegalMoveError as exc:
-            peer = self.role.other
-            raise PeerError(
-                f"{peer} played {exc} (position {game.position.to_fen()})",
-                side=peer.value,
-                farewell=make_chat(f"{self.config.name}: {exc}"),
-            ) from None
+            return f"{self.role.other} played {exc} (position {game.position.to_fen()})"
         game.positions.append(game.position.play(move))
+        return None
 
     def _answer_back_request(self, msg: BackRequest) -> list[Message]:
         if self.session.must_answer is not msg:
@@ -430,13 +626,29 @@ class Player:
             return self._send(GameEnd(reason=EndReason.RESIGN, stop=self._stop_wish()))
         if self._limit_reached():
             return self._send(GameEnd(reason=EndReason.DRAW, stop=self._stop_wish()))
-        move = choose_move(position, self.config.depth, self._rng)
+        move = choose_move(
+            position,
+            self.config.depth,
+            self._rng,
+            cancel=self._cancel,
+            deadline=self._deadline(game),
+            clock=self._clock,
+        )
         assert move is not None  # is_lost() was false
-        seconds = min(_MAX_SECONDS, max(0, round(self._clock() - self._turn_since)))
-        msg = to_dxp_move(move, seconds)
+        spent = max(0.0, self._clock() - self._turn_since)
+        game.used += spent
+        msg = to_dxp_move(move, min(_MAX_SECONDS, round(spent)))
         out = self._send(msg)
         game.positions.append(position.play(move))
         return out
+
+    def _deadline(self, game: _Game) -> float | None:
+        """When this move's search must end: a share of the time left on our clock."""
+        request = self.session.dialogue.game_request
+        if request is None or not request.minutes:
+            return None
+        left = max(0.0, float(request.minutes) * 60 - game.used)
+        return self._turn_since + left / TIME_SHARE
 
     def _end(self, event: GameEnded) -> None:
         game = self._game
@@ -459,6 +671,7 @@ class Player:
             result, why = "*", f"no result: {name} ended the game"
         our = self.session.our_colour
         assert our is not None
+        self.games_finished += 1
         self._events.append(GameOver(game.number, result, why, event.plies, our))
 
 

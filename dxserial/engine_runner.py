@@ -5,9 +5,19 @@ so the player speaks NULMODEM or NUL frames on a serial line and NUL frames on T
 knowing which.  The player's work (a search) runs in a worker thread: while it thinks, the
 event loop keeps echoing NULMODEM bytes, so a slow search never looks like a dead line.
 
-Exit status (see :class:`RunResult`): 0 when the session ended as DXP says (stop code 1
-exchanged, or a signal and a clean close), 1 when the peer broke the protocol, the link was
-lost, or the games were refused.
+Exit status (see :class:`RunResult`), so that a script can tell "played" from "did not":
+
+* 0 when the session ended as DXP says (stop code 1 exchanged), or when a signal stopped
+  the engine after at least one game was played to its end (its GAMEEND exchange done);
+* 1 when a signal came before that ("stopped before any game was played", or during the
+  first game), when the peer kept breaking the protocol (``MAX_VIOLATIONS`` in a row; a
+  single violation is answered and the session goes on), the link was lost, or the games
+  were refused.
+
+Stopping (:meth:`EngineRunner.stop`, or the task being cancelled) cancels a running search
+at once, so a signal is obeyed within milliseconds even at a deep search.  An initiator
+whose GAMEREQ gets no answer says so once per ``answer_timeout`` with a hint, and on NUL
+links (TCP, ``--link nul``) sends the GAMEREQ again (see :meth:`Player.poll`).
 """
 
 from __future__ import annotations
@@ -17,18 +27,19 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dxserial.endpoint import EngineEndpoint
+from dxserial.endpoint import EndpointKind, EngineEndpoint
 from dxserial.engine import (
     GameBegun,
     GameOver,
+    NoAnswer,
     Note,
     PeerError,
     Player,
     colour_name,
-    make_chat,
 )
 from dxserial.errors import DxSerialError, FramingError, MessageError
 from dxserial.linkdriver import LinkDriver
+from dxserial.protocol.links import NulLink
 from dxserial.protocol.messages import Message, escape, parse
 from dxserial.protocol.nulmodem import (
     LinkDown,
@@ -36,12 +47,15 @@ from dxserial.protocol.nulmodem import (
     MessageReceived,
     NulModemEvent,
 )
+from dxserial.search import SearchCancelled
 from dxserial.transports.base import ByteLink
 
 log = logging.getLogger("dxserial.engine")
 
 #: How long a closing engine waits for its last messages to be delivered.
 DRAIN_TIMEOUT = 10.0
+#: The exit line of an engine stopped before it began a game.
+NOTHING_PLAYED = "stopped before any game was played"
 
 
 @dataclass(frozen=True)
@@ -88,19 +102,28 @@ class EngineRunner:
         self._inbox: asyncio.Queue[_Item] = asyncio.Queue()
         self._driver: LinkDriver | None = None
         self._lost = False
+        self._repeat = False  # a NUL link: an unanswered GAMEREQ is sent again
+        self._getter: asyncio.Future[_Item] | None = None
         self.results: list[GameOver] = []
 
     def stop(self) -> None:
-        """Leave cleanly (a signal handler may call this)."""
+        """Leave cleanly (a signal handler may call this); a running search ends at once."""
+        self.player.cancel()
         self._inbox.put_nowait(_Stop())
 
     async def run(self) -> RunResult:
         where = await self.endpoint.prepare()
         self._on_line(f"engine ready: {self.player.role}, {where}")
-        port = await self._open()
+        try:
+            port = await self._open()
+        except BaseException:
+            self.player.cancel()
+            raise
         if port is None:
-            return RunResult(0, "stopped before a peer connected")
-        driver = LinkDriver(self.endpoint.make_link(), self._on_event, name="engine")
+            return RunResult(1, NOTHING_PLAYED)
+        link = self.endpoint.make_link()
+        self._repeat = isinstance(link, NulLink)
+        driver = LinkDriver(link, self._on_event, name="engine")
         self._driver = driver
         driver.attach(port)
         reader = asyncio.create_task(self._read(driver, port), name="engine-reader")
@@ -109,6 +132,9 @@ class EngineRunner:
             await self._drain()
             return result
         finally:
+            self.player.cancel()  # a search still running in its thread (we were cancelled)
+            if self._getter is not None:
+                self._getter.cancel()
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
             await driver.close()
@@ -152,36 +178,87 @@ class EngineRunner:
         player = self.player
         self._send_all(player.start())
         while not player.done:
-            item = await self._inbox.get()
+            item = await self._next()
+            if item is None:  # our GAMEREQ is overdue
+                self._send_all(player.poll(player.now(), repeat=self._repeat))
+                self._report()
+                continue
             if isinstance(item, _Stop):
-                self._send_all(player.abandon())
-                return RunResult(0, "stopped by a signal")
+                return self._stopped()
             if isinstance(item, _Lost):
                 return RunResult(1, f"link lost: {item.reason}")
             try:
                 msg = parse(item.raw, strict=False)
             except MessageError as exc:
                 log.log(self._msg_level, "in  %s (invalid)", escape(item.raw))
-                self._send_all([make_chat(f"invalid message: {exc}")])
-                return RunResult(
-                    1,
-                    f"the {player.role.other} sent an invalid message '{escape(item.raw)}': {exc}",
-                )
+                try:
+                    out = player.invalid(f"'{escape(item.raw)}': {exc}")
+                except PeerError as error:
+                    return self._failed(error)
+                self._report()
+                self._send_all(out)
+                continue
             log.log(self._msg_level, "in  %s (%s)", escape(msg.wire), msg.NAME)
             for warning in msg.warnings:
                 log.warning("%s: %s", escape(msg.wire), warning)
             try:
                 out = await asyncio.to_thread(player.receive, msg)
-            except PeerError as exc:
+            except SearchCancelled:  # stop() was called while we were thinking
                 self._report()
-                if exc.farewell is not None:
-                    self._send_all([exc.farewell])
-                return RunResult(1, f"protocol failure: {exc}")
+                return self._stopped()
+            except PeerError as exc:
+                return self._failed(exc)
             self._report()
             self._send_all(out)
         if player.ok:
             return RunResult(0, f"session ended: {player.outcome}")
         return RunResult(1, f"session ended: {player.outcome}")
+
+    def _failed(self, exc: PeerError) -> RunResult:
+        """The peer kept breaking the protocol: say goodbye and give up."""
+        self._report()
+        if exc.farewell is not None:
+            self._send_all([exc.farewell])
+        return RunResult(1, f"protocol failure: {exc}")
+
+    async def _next(self) -> _Item | None:
+        """The next item of the inbox, or ``None`` when the player's deadline comes first."""
+        if self._getter is None:
+            self._getter = asyncio.ensure_future(self._inbox.get())
+        deadline = self.player.deadline()
+        timeout = None if deadline is None else max(0.0, deadline - self.player.now())
+        done, _ = await asyncio.wait({self._getter}, timeout=timeout)
+        if not done:
+            return None
+        item = self._getter.result()
+        self._getter = None
+        return item
+
+    def _stopped(self) -> RunResult:
+        """A signal: end the game if it is ours to end, and say whether anything was played."""
+        player = self.player
+        self._send_all(player.abandon())
+        finished = player.games_finished
+        if finished:
+            games = "game" if finished == 1 else "games"
+            return RunResult(0, f"stopped by a signal after {finished} {games}")
+        number = player.current_game
+        if number is not None:
+            return RunResult(
+                1, f"stopped during game {number}, before any game was played to its end"
+            )
+        if player.games_begun:
+            return RunResult(1, "stopped before any game was played to its end")
+        return RunResult(1, NOTHING_PLAYED)
+
+    def _where(self) -> str:
+        """The peer's place, for the no-answer hint."""
+        spec = self.endpoint.spec
+        if spec.kind is EndpointKind.SERIAL:
+            return spec.port
+        if spec.kind is EndpointKind.TCP:
+            return spec.text
+        return f"the connection to {self.endpoint.listen_address or spec.address}"
 
     def _send_all(self, messages: list[Message]) -> None:
         driver = self._driver
@@ -207,6 +284,14 @@ class EngineRunner:
                 )
             elif isinstance(event, Note):
                 log.log(event.level, "%s", event.text)
+            elif isinstance(event, NoAnswer):
+                log.warning(
+                    "nothing answered on %s after %g s: is the other side running, and on "
+                    "the same link type?%s",
+                    self._where(),
+                    event.waited,
+                    " (GAMEREQ sent again)" if event.repeated else "",
+                )
 
     async def _drain(self) -> None:
         """Give the last messages (the final GAMEEND) time to be delivered."""

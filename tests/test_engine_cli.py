@@ -93,7 +93,7 @@ def test_lost_link_exits_1() -> None:
         assert "link lost: the peer closed the connection" in engine.stderr()
 
 
-def test_illegal_move_is_told_and_exits_1() -> None:
+def test_illegal_move_is_told_the_game_ended_and_the_next_game_played() -> None:
     with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
         port = listening_port(engine.out.expect("engine ready", timeout=20))
         with DxpClient("127.0.0.1", port) as client:
@@ -102,25 +102,103 @@ def test_illegal_move_is_told_and_exits_1() -> None:
             client.send(b"M0000051000")  # no white piece on 5
             chat = parse(client.expect())
             assert isinstance(chat, Chat) and "illegal move 5-10" in chat.text
+            assert client.expect() == b"E00"  # the engine ends the game ...
+            client.send(b"E00")
+            client.send(GAMEREQ_Z)  # ... and takes the next one
+            assert client.expect().startswith(b"Adxserial")
+            client.send(b"E01")  # we are White: we end game 2 and the session
+            assert client.expect() == b"E00"
+            assert engine.wait(20) == 0
+        assert engine.out.expect("game 1:").startswith("game 1: * (abandoned: initiator played")
+        assert engine.out.expect("game 2:") == "game 2: * (no result: White ended the game)"
+
+
+def test_a_peer_that_keeps_breaking_the_protocol_is_given_up_on() -> None:
+    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            for raw in (b"M0000322800", b"M0000312700", b"Mxx", b"M0000332900", b"B001W"):
+                client.send(raw)
+            assert isinstance(parse(client.expect()), Chat)
+            assert client.expect() == b"E00"
+            farewell = parse(client.expect())
+            assert isinstance(farewell, Chat) and "giving up after 5" in farewell.text
             assert engine.wait(20) == 1
         err = engine.stderr().strip().splitlines()
-        assert err[-1].startswith("dxserial: error: protocol failure: initiator played illegal")
+        assert err[-1].startswith(
+            "dxserial: error: protocol failure: initiator broke the protocol 5 times in a row, "
+            "last: "
+        )
 
 
-def test_sigterm_closes_cleanly_with_0() -> None:
+def test_sigterm_after_a_finished_game_exits_0() -> None:
+    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            client.send(f"R01{'Tester':<32}Z005001A".encode())  # one move each, then a draw
+            assert client.expect().startswith(b"A")
+            client.send(b"M0000322800")
+            assert client.expect().startswith(b"M")
+            client.send(b"E20")  # we are White, to move at the limit: a draw
+            assert client.expect() == b"E00"
+            assert engine.out.expect("game 1:") == "game 1: 1-1 (draw: move limit reached)"
+            assert engine.stop(signal.SIGTERM) == 0
+
+
+def test_sigterm_during_the_first_game_exits_1() -> None:
     with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
         port = listening_port(engine.out.expect("engine ready", timeout=20))
         with DxpClient("127.0.0.1", port) as client:
             client.send(f"R01{'Tester':<32}W005075A".encode())  # the engine is White ...
             assert client.expect().startswith(b"A")
             assert client.expect().startswith(b"M")  # ... and moves; now it is our move
-            assert engine.stop(signal.SIGTERM) == 0
+            assert engine.stop(signal.SIGTERM) == 1
+        assert engine.stderr().strip().splitlines()[-1] == (
+            "dxserial: error: stopped during game 1, before any game was played to its end"
+        )
 
 
-def test_sigint_while_waiting_for_a_peer_exits_0() -> None:
+def test_sigint_while_waiting_for_a_peer_exits_1() -> None:
+    """A script must be able to tell 'played nothing' from success."""
     with Cli("engine", "listen://127.0.0.1:0", "--role", "follower") as engine:
         engine.out.expect("engine ready", timeout=20)
-        assert engine.stop(signal.SIGINT) == 0
+        assert engine.stop(signal.SIGINT) == 1
+        assert engine.stderr().strip().splitlines()[-1] == (
+            "dxserial: error: stopped before any game was played"
+        )
+
+
+def test_sigint_during_a_deep_search_is_obeyed() -> None:
+    """The search runs in a thread; a signal cancels it and the engine ends the game."""
+    args = ("engine", "listen://127.0.0.1:0", "--role", "follower", "--depth", "10")
+    with Cli(*args) as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            # 999 minutes: the clock allows ~50 minutes for this move, so only the signal
+            # can end the search.
+            client.send(f"R01{'Tester':<32}Z999075A".encode())
+            assert client.expect().startswith(b"A")
+            client.send(b"M0000322800")  # the engine, Black, starts thinking at depth 10
+            assert engine.stop(signal.SIGINT) == 1
+            assert client.expect() == b"E01"  # it was its move: it ends the game and stops
+
+
+def test_unanswered_gamereq_is_hinted_and_repeated_on_tcp() -> None:
+    args = ("engine", "listen://127.0.0.1:0", "--role", "initiator", "--answer-timeout", "0.2")
+    with Cli(*args) as engine:
+        port = listening_port(engine.out.expect("engine ready", timeout=20))
+        with DxpClient("127.0.0.1", port) as client:
+            first = client.expect()
+            assert first.startswith(b"R01")
+            assert client.expect() == first  # nothing answered: the GAMEREQ comes again
+            assert engine.stop(signal.SIGTERM) == 1
+        err = engine.stderr()
+    hint = (
+        f"nothing answered on the connection to 127.0.0.1:{port} after 0.2 s: is the other "
+        "side running, and on the same link type? (GAMEREQ sent again)"
+    )
+    assert hint in err
+    assert err.strip().splitlines()[-1] == "dxserial: error: stopped before any game was played"
 
 
 def test_initiator_connects_to_tcp_and_plays_a_follower() -> None:
@@ -145,3 +223,12 @@ def test_initiator_connects_to_tcp_and_plays_a_follower() -> None:
                 assert engine.wait(20) == 0
             assert engine.out.expect("engine ready: initiator, connecting to 127.0.0.1:")
             assert engine.out.expect("game 1:") == "game 1: 1-1 (draw: move limit reached)"
+
+
+def test_a_depth_beyond_the_bound_is_refused_in_one_line() -> None:
+    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower", "--depth", "11") as engine:
+        assert engine.wait(20) == 1
+        err = engine.stderr().strip().splitlines()
+        assert err == [
+            "dxserial: error: --depth 11: must be 1..10 (each ply multiplies the search time by 3 to 5)"
+        ]

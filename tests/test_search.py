@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import random
+import threading
 import time
 
-from dxserial.draughts import Position, parse_pdn_move
-from dxserial.search import KING, MAN, choose_move, evaluate, search
+from dxserial.draughts import LegalMove, Position, parse_pdn_move
+from dxserial.search import (
+    KING,
+    MAN,
+    MAX_DEPTH,
+    SearchCancelled,
+    choose_move,
+    evaluate,
+    search,
+)
 
 
 def test_start_position_gives_a_legal_move() -> None:
@@ -97,3 +106,40 @@ def test_prefers_a_quick_win() -> None:
     assert move is not None and move.short_pdn() == "33x22"
     after = position.play(parse_pdn_move(position, "33x22"))
     assert after.legal_moves()  # the man on 1 still moves: the search still has to win it
+
+
+def test_a_deep_search_plays_a_legal_move_once_its_time_is_up() -> None:
+    """Depth 10 would take minutes; past the deadline the last finished pass decides."""
+    ticks = iter(range(1_000_000))
+    position = Position.from_fen(
+        "W:W31,32,33,34,35,36,37,38,39,40,41,42,43,44,45:B6,7,8,9,10,11,12,13,14,15,16,17,18,19,20"
+    )
+    move = choose_move(position, depth=MAX_DEPTH, deadline=3.0, clock=lambda: next(ticks))
+    assert move is not None and move in position.legal_moves()
+
+
+def test_a_search_that_is_not_cut_short_plays_the_plain_move() -> None:
+    for seed in range(5):
+        plain = choose_move(Position.start(), depth=3, rng=random.Random(seed))
+        timed = choose_move(
+            Position.start(), depth=3, rng=random.Random(seed), deadline=1e12, clock=lambda: 0.0
+        )
+        assert plain == timed
+
+
+def test_cancel_stops_a_deep_search_from_another_thread() -> None:
+    cancel = threading.Event()
+    outcome: list[BaseException | LegalMove | None] = []
+
+    def think() -> None:
+        try:
+            outcome.append(choose_move(Position.start(), depth=MAX_DEPTH, cancel=cancel))
+        except SearchCancelled as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=think)
+    worker.start()
+    cancel.set()
+    worker.join(30)
+    assert not worker.is_alive(), "the search ignored the cancel flag"
+    assert len(outcome) == 1 and isinstance(outcome[0], SearchCancelled)

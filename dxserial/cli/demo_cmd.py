@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from pathlib import Path
 
 import typer
 
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
-from dxserial.demo import DemoOptions, run_demo
+from dxserial.demo import DemoInterrupted, DemoOptions, DemoResult, run_demo
+from dxserial.engine import MAX_DEPTH, check_depth
 from dxserial.errors import ConfigError
 
 
@@ -25,7 +27,9 @@ def demo_command(
         help="Emulated line speed: each character takes 10 bits of time, as on a real "
         "cable; 0 runs the line at full speed.",
     ),
-    depth: int = typer.Option(2, "--depth", help="Search depth of both built-in engines."),
+    depth: int = typer.Option(
+        2, "--depth", help=f"Search depth of both built-in engines (1..{MAX_DEPTH})."
+    ),
     seed: int = typer.Option(
         1, "--seed", help="Tie-break seed of the engines (same game each run)."
     ),
@@ -44,6 +48,7 @@ def demo_command(
     """
     if moves < 1 or moves > 999:
         raise ConfigError(f"--moves {moves}: must be 1..999")
+    check_depth(depth, "--depth")
     if baud < 0:
         raise ConfigError(f"--baud {baud}: must be 0 (full speed) or a line speed")
     configure_logging(verbose, quiet=verbose == 0)
@@ -52,9 +57,40 @@ def demo_command(
     options = DemoOptions(
         moves=moves, baud=baud or None, depth=depth, seed=seed, board=not no_board, pdn_dir=pdn
     )
-    result = asyncio.run(run_demo(options, out=lambda line: typer.echo(line)))
+    got: list[signal.Signals] = []
+    try:
+        result = asyncio.run(_run(options, got))
+    except DemoInterrupted as exc:
+        sig = got[0] if got else signal.SIGINT
+        how = "interrupted by Ctrl-C" if sig is signal.SIGINT else f"stopped by {sig.name}"
+        typer.echo(f"dxserial: demo {how} {exc}", err=True)
+        raise typer.Exit(128 + sig.value) from None
     typer.echo(f"result: {result.result}")
     typer.echo("")
     typer.echo(result.pdn_text.rstrip())
     if result.pdn_path is not None:
         typer.echo(f"\nPDN written to {result.pdn_path}")
+
+
+async def _run(options: DemoOptions, got: list[signal.Signals]) -> DemoResult:
+    """Run the demo; Ctrl-C or SIGTERM cancels it, so that it cleans up after itself.
+
+    Without this SIGTERM killed the process outright (its temporary directory stayed) and
+    Ctrl-C waited for a search to finish, then left without a word.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+
+    def on_signal(sig: signal.Signals) -> None:
+        if not got:  # the first signal cancels; more of them change nothing
+            got.append(sig)
+            task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig)
+    try:
+        return await run_demo(options, out=lambda line: typer.echo(line))
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

@@ -11,7 +11,15 @@ import typer
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging, nulmodem_settings
 from dxserial.endpoint import EngineEndpoint, LinkKind, LinkOptions, parse_engine_endpoint
-from dxserial.engine import DEFAULT_DEPTH, DEFAULT_NAME, BackPolicy, Player, PlayerConfig
+from dxserial.engine import (
+    DEFAULT_DEPTH,
+    DEFAULT_NAME,
+    MAX_DEPTH,
+    BackPolicy,
+    Player,
+    PlayerConfig,
+    check_depth,
+)
 from dxserial.engine_runner import EngineRunner, RunResult
 from dxserial.errors import ConfigError
 from dxserial.protocol.messages import Colour
@@ -85,7 +93,12 @@ def engine_command(
         10.0, "--connect-timeout", help="tcp://: keep trying to connect for this many seconds."
     ),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Engine name sent in GAMEREQ/GAMEACC."),
-    depth: int = typer.Option(DEFAULT_DEPTH, "--depth", help="Search depth in plies."),
+    depth: int = typer.Option(
+        DEFAULT_DEPTH,
+        "--depth",
+        help=f"Search depth in plies (1..{MAX_DEPTH}); a move never takes more than 1/20 "
+        "of the time left on the engine's clock (GAMEREQ minutes).",
+    ),
     seed: int | None = typer.Option(
         None,
         "--seed",
@@ -106,20 +119,31 @@ def engine_command(
     colour: str = typer.Option(
         "W", "--colour", help="Initiator: the follower's colour in game 1 (W or Z); alternates."
     ),
+    answer_timeout: float = typer.Option(
+        10.0,
+        "--answer-timeout",
+        help="Initiator: seconds to wait for a GAMEACC before saying nothing answered (and, "
+        "on TCP or --link nul, sending the GAMEREQ again); it keeps waiting.",
+    ),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
 ) -> None:
     """Play DXP with the built-in engine (a small alpha-beta search) on ENDPOINT.
 
     Prints a ready line, then one line per game ('game 1: 2-0 (Black has no legal move)').
-    Exit code 0 when the session ended normally (stop code 1 exchanged) or on Ctrl-C /
-    SIGTERM; 1 (one-line error) when the peer broke the protocol or the link was lost.
+    Exit code 0 when the session ended normally (stop code 1 exchanged), or on Ctrl-C /
+    SIGTERM after at least one game was played to its end; 1 (one-line error) when stopped
+    before that, when the link was lost, or when the peer broke the protocol 5 times in a row
+    (a single violation is told by CHAT, the game is ended, and the engine plays on).
     """
     configure_logging(verbose, quiet)
     if role not in ("follower", "initiator"):
         raise ConfigError(f"--role: {role!r} is not 'follower' or 'initiator'")
     if backreq not in ("accept", "decline"):
         raise ConfigError(f"--backreq: {backreq!r} is not 'accept' or 'decline'")
+    check_depth(depth, "--depth")
+    if not answer_timeout > 0:
+        raise ConfigError(f"--answer-timeout {answer_timeout:g}: must be > 0 seconds")
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
     )
@@ -133,6 +157,7 @@ def engine_command(
         moves=moves,
         colour=parse_colour("--colour", colour),
         seed=seed,
+        answer_timeout=answer_timeout,
     )
     where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
     result = asyncio.run(_run(Player(config), where, verbose >= 1))
