@@ -17,6 +17,7 @@ import pytest
 from dxserial.bridge.judge import SERIAL, TCP, Side
 from dxserial.bridge.relay import (
     Action,
+    Forget,
     Log,
     Observed,
     Relay,
@@ -62,6 +63,7 @@ class Rig:
         self.logs: list[tuple[int, str]] = []
         self.records: list[GameRecord] = []
         self.observed: list[str] = []
+        self.forgotten: list[Side] = []
 
     def apply(self, actions: list[Action]) -> None:
         for action in actions:
@@ -71,6 +73,9 @@ class Rig:
                     self.apply(self.relay.delivered(action.side, action.raw, self.now))
                 else:
                     self.unconfirmed[action.side].append(action.raw)
+            elif isinstance(action, Forget):
+                self.forgotten.append(action.side)
+                self.unconfirmed[action.side] = []
             elif isinstance(action, Trace):
                 self.trace.append(action.fields)
             elif isinstance(action, Log):
@@ -357,6 +362,21 @@ def test_a_serial_engine_that_restarts_mid_game(referee: str) -> None:
     rig.check_counts()
 
 
+def test_a_gamereq_repeated_after_the_answer_came_is_a_duplicate_not_a_restart() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(SERIAL, REQ_Z)
+    rig.send(TCP, ACC)
+    # A garbled echo of E: the serial engine sends its GAMEREQ again although it arrived.
+    rig.send(SERIAL, REQ_Z)
+    assert rig.got[TCP] == [REQ_Z]
+    assert rig.messages("dropped")[-1]["reason"] == "duplicate"
+    assert rig.relay.closing is None
+    rig.send(SERIAL, M1)
+    assert rig.got[TCP] == [REQ_Z, M1]
+    rig.check_counts()
+
+
 def test_a_repeated_gamereq_while_waiting_for_the_answer_is_a_duplicate_not_a_restart() -> None:
     rig = Rig()
     rig.join(TCP)
@@ -388,6 +408,7 @@ def test_a_serial_port_given_up_mid_game_is_ended_towards_the_tcp_engine(
     rig.send(TCP, b"Cstill there?")  # on its way to a port that has vanished
     rig.leave(SERIAL)  # the adapter stayed away longer than --serial-grace
     assert rig.messages("lost")[-1]["raw"] == "Cstill there?"
+    assert rig.forgotten == [SERIAL]  # the link must not send it to the next engine
     if tcp_to_move:
         rig.send(TCP, M3)  # for the serial engine that left: lost
         assert rig.messages("lost")[-1]["raw"] == M3.decode()
@@ -496,4 +517,25 @@ def test_a_new_peer_with_the_other_role_starts_a_clean_dialogue() -> None:
     assert rig.got[TCP] == [ACC, M1]
     assert rig.warnings() == []
     assert any("the tcp engine is the initiator" in text for _, text in rig.logs)
+    rig.check_counts()
+
+
+def test_a_move_on_its_way_to_a_serial_engine_that_restarts_is_not_given_to_the_new_one() -> None:
+    rig = Rig(deliver=False)
+    rig.join(TCP)
+    rig.send(SERIAL, REQ_W)
+    rig.confirm(TCP)
+    rig.send(TCP, ACC)
+    rig.send(TCP, M1)  # still on the line when the DOS PC reboots: never echoed
+    # The restarted engine asks for a new game (identical bytes to its last message would
+    # be taken for a NULMODEM retransmission: see the test above).
+    rig.send(SERIAL, REQ_Z)
+    assert rig.forgotten == [SERIAL]
+    assert [r["raw"] for r in rig.messages("lost")] == [ACC.decode(), M1.decode()]
+    rig.confirm(TCP)
+    assert rig.got[TCP][-1] == E00
+    rig.send(TCP, E00)
+    rig.confirm(TCP)
+    assert rig.got[TCP][-1] == REQ_Z
+    assert rig.got[SERIAL] == []  # the new serial engine got nothing of the old game
     rig.check_counts()

@@ -21,6 +21,7 @@ from dxserial.bridge.judge import SERIAL, TCP, Side
 from dxserial.bridge.policy import allowed, console_blocked_by_default
 from dxserial.bridge.relay import (
     Action,
+    Forget,
     Log,
     Observed,
     Relay,
@@ -118,6 +119,8 @@ class Bridge:
                     self._apply(
                         self.relay.undelivered(action.side, [action.raw], str(exc), self._now())
                     )
+            elif isinstance(action, Forget):
+                self._drivers[action.side].link.clear()
             elif isinstance(action, Trace):
                 self._files.trace(action.fields)
             elif isinstance(action, Log):
@@ -261,10 +264,8 @@ class Bridge:
 
     def _serial_given_up(self) -> None:
         self._serial_gone = None
-        driver = self._drivers[SERIAL]
-        if driver.port is not None:
+        if self._drivers[SERIAL].port is not None:
             return
-        driver.link.clear()  # the relay names each message as lost
         self._apply(
             self.relay.left(
                 SERIAL, self._now(), f"port gone for more than {self.cfg.serial_grace:g} s"
@@ -376,7 +377,6 @@ class Bridge:
         if isinstance(tcp_link, NulLink):
             tcp_link.close_input()  # reports a message cut off by the hang-up
             driver.service()
-        tcp_link.clear()
         self._log(
             logging.INFO,
             f"TCP peer {link.peer} went away ({why}); serial side stays open",

@@ -61,6 +61,13 @@ class Send:
 
 
 @dataclass(frozen=True)
+class Forget:
+    """Empty ``side``'s link: what waits there was for an engine that is gone."""
+
+    side: Side
+
+
+@dataclass(frozen=True)
 class Log:
     """One log line; ``kind`` groups repeats for the flood guard."""
 
@@ -91,7 +98,7 @@ class Observed:
     message: Message
 
 
-Action = Send | Log | Trace | WriteRecord | Observed
+Action = Send | Forget | Log | Trace | WriteRecord | Observed
 
 
 # --------------------------------------------------------------------------- settings
@@ -154,6 +161,7 @@ class Relay:
         self._closeout: _Closeout | None = None
         self._ids = itertools.count(1)
         self._last_from_serial: tuple[bytes, float] | None = None
+        self._previous: dict[Side, bytes] = {SERIAL: b"", TCP: b""}  # last message per side
         self.counts: Counter[str] = Counter()
         self._out: list[Action] = []
 
@@ -209,9 +217,7 @@ class Relay:
         self.present[side] = False
         self._trace_session(side, "left", why)
         gone = f"the {side} engine went away"
-        flight = self._flight[side]
-        while flight:
-            self._fate(flight.popleft(), side, "lost", f"{gone} before it was delivered")
+        self._forget(side, f"{gone} before it was delivered")
         waiting = self._held[other(side)]
         for item in [m for m in waiting if m.sender == side]:
             # Its sender's session is over: it must not start anything with the next engine.
@@ -332,10 +338,12 @@ class Relay:
             if not co.started:
                 self._start_closeout(now)
             return
+        previous, self._previous[sender] = self._previous[sender], item.raw
         if (
             co is None
             and sender == SERIAL
             and isinstance(msg, GameRequest)
+            and item.raw != previous  # else a NULMODEM retransmission: the judge drops it
             and self.judge.phase in (Phase.PLAYING, Phase.BACK_REQUESTED, Phase.ENDING)
         ):
             self._log(
@@ -343,6 +351,7 @@ class Relay:
                 "the serial engine sent a GAMEREQ in the middle of a game: it restarted; the "
                 "bridge closes the old game towards the tcp engine first",
             )
+            self._forget(SERIAL, "the serial engine restarted before it was delivered")
             self._closeout = _Closeout(SERIAL, "the serial engine restarted", now)
             self._closeout.held.append((item, now))
             self._start_closeout(now)
@@ -488,6 +497,14 @@ class Relay:
         if not self._held[to]:
             self._log(logging.INFO, f"no {to} engine: keeping messages until one connects")
         self._held[to].append(item)
+
+    def _forget(self, side: Side, why: str) -> None:
+        """What is on its way to ``side``'s engine was for one that is gone: lost, each named."""
+        flight = self._flight[side]
+        if flight:
+            self._out.append(Forget(side))
+        while flight:
+            self._fate(flight.popleft(), side, "lost", why)
 
     def _dispatch(self, to: Side, item: _Msg) -> None:
         self._flight[to].append(item)
@@ -646,6 +663,7 @@ class Relay:
 __all__ = [
     "REPEAT_WINDOW",
     "Action",
+    "Forget",
     "Log",
     "Observed",
     "Relay",

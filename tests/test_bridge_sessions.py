@@ -1,0 +1,213 @@
+"""Sessions end to end: engines that start in another order, leave, reconnect or restart.
+
+Real processes only: ``dxserial vpair``, ``dxserial bridge`` and ``dxserial engine`` on
+both sides.  Each story runs once with ``--referee warn`` on a NULMODEM line and once
+with ``--referee strict`` on a NUL line (the relay's unit tests in test_relay.py cover
+every story in both referee modes).  What a user would check afterwards: every game is in
+the PDN directory exactly once, no engine that followed the protocol is blamed, each
+engine exits as it should, and nothing from an old session reached a new engine.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import Cli, wait_until
+from helpers.peers import DxpClient
+from helpers.rig import Rig, RigFactory
+
+from dxserial.record import GameRecord, read_pdn
+
+COMBOS = [("warn", "nulmodem"), ("strict", "nul")]
+NAME = "Ghost".ljust(32)
+GHOST_REQ = f"R01{NAME}W001003A".encode()  # the serial follower plays White
+
+
+def start_rig(rig_factory: RigFactory, tmp_path: Path, referee: str, link: str, grace: str) -> Rig:
+    return rig_factory(
+        bridge_args=(
+            "--link", link, "--referee", referee, "--pdn", str(tmp_path / "games"),
+            "--peer-grace", grace,
+        )
+    )
+
+
+def engine(rig: Rig, side: str, role: str, link: str, seed: int, *extra: str) -> Cli:
+    if side == "serial":
+        where: tuple[str, ...] = (
+            rig.peer_path, "--link", link, "--echo-timeout", "0.5", "--max-attempts", "1000",
+        )
+    else:
+        where = (f"tcp://127.0.0.1:{rig.port}",)
+    proc = Cli(
+        "engine", *where, "--role", role, "--seed", str(seed), "--depth", "1",
+        "--answer-timeout", "1", *extra,
+    )
+    proc.out.expect("engine ready", timeout=20)
+    return proc
+
+
+def trace(rig: Rig) -> list[dict[str, Any]]:
+    out = []
+    for line in rig.trace_path.read_text().splitlines():
+        with contextlib.suppress(json.JSONDecodeError):  # the writer thread is mid-line
+            out.append(json.loads(line))
+    return out
+
+
+def moves_played(rig: Rig) -> int:
+    return sum(
+        1 for r in trace(rig)
+        if r.get("kind") == "message" and r.get("type") == "MOVE" and r["action"] == "queued"
+    )
+
+
+def games(tmp_path: Path) -> list[GameRecord]:
+    folder = tmp_path / "games"
+    if not folder.exists():
+        return []
+    return [g for path in sorted(folder.glob("*.pdn")) for g in read_pdn(path)]
+
+
+def assert_nobody_blamed(rig: Rig) -> None:
+    log = rig.log()
+    assert "broke the dialogue" not in log
+    assert "illegal move" not in log
+    assert "Traceback" not in log
+
+
+def finished(records: list[GameRecord]) -> list[GameRecord]:
+    return [g for g in records if g.result != "*"]
+
+
+@pytest.mark.parametrize(("referee", "link"), COMBOS)
+def test_a_serial_engine_that_starts_first(
+    rig_factory: RigFactory, tmp_path: Path, referee: str, link: str
+) -> None:
+    rig = start_rig(rig_factory, tmp_path, referee, link, "0.5")
+    with engine(rig, "serial", "initiator", link, 1, "--games", "1", "--moves", "3") as serial:
+        # Its GAMEREQ waits in the bridge until a TCP engine connects, then is delivered to it.
+        wait_until(
+            lambda: any(r.get("type") == "GAMEREQ" for r in trace(rig)), timeout=20,
+            what="the GAMEREQ queued",
+        )
+        with engine(rig, "tcp", "follower", link, 2) as tcp:
+            assert serial.wait(60) == 0
+            assert tcp.wait(30) == 0
+    wait_until(lambda: len(games(tmp_path)) == 1, what="the PDN file")
+    assert len(finished(games(tmp_path))) == 1
+    assert_nobody_blamed(rig)
+
+
+@pytest.mark.parametrize(("referee", "link"), COMBOS)
+def test_messages_for_a_departed_peer_never_reach_the_next_engine(
+    rig_factory: RigFactory, tmp_path: Path, referee: str, link: str
+) -> None:
+    rig = start_rig(rig_factory, tmp_path, referee, link, "0.5")
+    with engine(rig, "serial", "follower", link, 3) as serial:
+        with DxpClient("127.0.0.1", rig.port) as ghost:
+            ghost.send(GHOST_REQ)  # asks for a game and leaves at once
+            wait_until(
+                lambda: any(r.get("type") == "GAMEREQ" for r in trace(rig)),
+                what="the GAMEREQ judged",
+            )
+        # Before, the serial engine's GAMEACC and first MOVE reached the next engine, which
+        # took them for the answer to its own GAMEREQ.
+        with engine(rig, "tcp", "initiator", link, 4, "--games", "1", "--moves", "3") as tcp:
+            assert tcp.wait(60) == 0, tcp.out.lines
+        assert serial.wait(30) == 0  # it played that game and stopped with it
+    wait_until(lambda: len(finished(games(tmp_path))) == 1, what="the real game's PDN")
+    assert_nobody_blamed(rig)
+
+
+@pytest.mark.parametrize(("referee", "link"), COMBOS)
+def test_a_tcp_engine_that_leaves_mid_game(
+    rig_factory: RigFactory, tmp_path: Path, referee: str, link: str
+) -> None:
+    rig = start_rig(rig_factory, tmp_path, referee, link, "0.5")
+    with engine(rig, "serial", "follower", link, 5) as serial:
+        with engine(rig, "tcp", "initiator", link, 6, "--games", "1", "--moves", "40") as tcp1:
+            wait_until(lambda: moves_played(rig) >= 6, timeout=30, what="a few moves")
+            tcp1.proc.kill()  # gone without a word
+        # After the grace period the bridge ends the game towards the serial engine...
+        wait_until(lambda: len(games(tmp_path)) == 1, timeout=20, what="the cut game recorded")
+        (cut,) = games(tmp_path)
+        assert cut.result == "*"
+        bridge_said = [
+            r for r in trace(rig)
+            if r.get("action") == "sent-by-bridge" and r.get("on_behalf_of") == "tcp"
+        ]
+        assert bridge_said and bridge_said[0]["type"] == "GAMEEND"
+        # ...which is ready for the next engine.
+        assert serial.proc.poll() is None
+        with engine(rig, "tcp", "initiator", link, 7, "--games", "1", "--moves", "3") as tcp2:
+            assert tcp2.wait(60) == 0, tcp2.out.lines
+        assert serial.wait(30) == 0
+    wait_until(lambda: len(games(tmp_path)) == 2, what="both games recorded")
+    assert len(finished(games(tmp_path))) == 1
+    assert_nobody_blamed(rig)
+
+
+@pytest.mark.parametrize(("referee", "link"), COMBOS)
+def test_a_tcp_engine_that_reconnects_within_the_grace_period(
+    rig_factory: RigFactory, tmp_path: Path, referee: str, link: str
+) -> None:
+    rig = start_rig(rig_factory, tmp_path, referee, link, "30")
+    with engine(rig, "serial", "follower", link, 8) as serial:
+        with engine(rig, "tcp", "initiator", link, 9, "--games", "1", "--moves", "40") as tcp1:
+            wait_until(lambda: moves_played(rig) >= 6, timeout=30, what="a few moves")
+            tcp1.proc.kill()
+        # Back at once: its GAMEREQ makes the bridge close the old game without waiting 30 s.
+        with engine(rig, "tcp", "initiator", link, 10, "--games", "1", "--moves", "3") as tcp2:
+            assert tcp2.wait(25) == 0, tcp2.out.lines
+        assert serial.wait(30) == 0
+    wait_until(lambda: len(games(tmp_path)) == 2, what="both games recorded")
+    assert len(finished(games(tmp_path))) == 1
+    assert_nobody_blamed(rig)
+
+
+@pytest.mark.parametrize(("referee", "link"), COMBOS)
+def test_a_serial_engine_that_restarts_mid_game(
+    rig_factory: RigFactory, tmp_path: Path, referee: str, link: str
+) -> None:
+    rig = start_rig(rig_factory, tmp_path, referee, link, "0.5")
+    with engine(rig, "tcp", "follower", link, 11) as tcp:
+        with engine(rig, "serial", "initiator", link, 12, "--games", "1", "--moves", "40") as s1:
+            wait_until(lambda: moves_played(rig) >= 6, timeout=30, what="a few moves")
+            s1.proc.kill()  # the DOS PC is rebooted
+        with engine(rig, "serial", "initiator", link, 13, "--games", "1", "--moves", "3") as s2:
+            assert s2.wait(60) == 0, s2.out.lines
+        assert tcp.wait(30) == 0  # it played the new game and stopped with it
+    wait_until(lambda: len(games(tmp_path)) == 2, what="both games recorded")
+    assert len(finished(games(tmp_path))) == 1
+    assert_nobody_blamed(rig)
+
+
+def test_the_trace_and_the_closing_counts_tell_the_same_story(rig_factory: RigFactory) -> None:
+    rig = rig_factory()  # NULMODEM, and no engine on the serial end: nothing is echoed
+    with DxpClient("127.0.0.1", rig.port) as client:
+        client.send(b"Cline one\nline two")  # a control byte cannot cross a NULMODEM line
+        reply = client.expect()
+        assert reply.startswith(b"Cdxserial: your last message cannot cross")
+        client.send(b"Chello")
+        client.send(b"Cis anyone there?")
+        wait_until(lambda: sum(r.get("action") == "queued" for r in trace(rig)) == 2,
+                   what="two messages queued")
+    rig.bridge.terminate()
+    rig.bridge.wait(20)
+    log = rig.log()
+    # Queued is not delivered: both are named as lost when the bridge stops.
+    assert "'Chello' NOT delivered" in log and "'Cis anyone there?' NOT delivered" in log
+    counts = ast.literal_eval(log.split("bridge stopped; counts: ")[-1].splitlines()[0])
+    traced = Counter(r["action"] for r in trace(rig) if r["kind"] == "message")
+    for action in ("queued", "delivered", "dropped", "lost", "sent-by-bridge"):
+        assert counts[action] == traced[action], action
+    assert counts["lost"] == 2 and counts["dropped"] == 1
+    dropped = next(r for r in trace(rig) if r.get("action") == "dropped")
+    assert dropped["reason"] == "cannot-cross"
