@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from dxserial.draughts import (
@@ -157,6 +158,20 @@ class Verdict:
         return None
 
 
+class _LazyFen:
+    """The position before a message as FEN, written out only if a violation names it."""
+
+    def __init__(self, compute: Callable[[], str | None]) -> None:
+        self._compute: Callable[[], str | None] | None = compute
+        self._value: str | None = None
+
+    @property
+    def value(self) -> str | None:
+        if self._compute is not None:
+            self._value, self._compute = self._compute(), None
+        return self._value
+
+
 def chat_for(verdict: Verdict) -> Chat:
     """The CHAT that tells the sender of a violating message what was wrong (≤ 126 chars)."""
     if verdict.ok:
@@ -252,7 +267,7 @@ class Referee:
             raise TypeError(f"not a DXP message: {type(msg).__name__}")
         sender = Role(sender)
         who = self._who(sender)
-        fen = self._fen()
+        fen = _LazyFen(self._fen)  # written out only when a violation names the position
         colour = self._dialogue.colour_of(sender) if self._in_game() else None
         trial = copy.copy(self._dialogue)  # committed only if the message is applied
         try:
@@ -271,7 +286,7 @@ class Referee:
         msg: Message,
         sender: Role,
         who: str,
-        fen: str | None,
+        fen: _LazyFen,
         colour: Colour | None,
         exc: DialogueError,
     ) -> Verdict:
@@ -282,7 +297,7 @@ class Referee:
         else:
             kind = ViolationKind.OUT_OF_TURN
             problem = f"{_describe(msg)} out of turn: {detail}"
-        text = f"{who} sent {problem}" + (f" (position {fen})" if fen else "")
+        text = f"{who} sent {problem}" + (f" (position {fen.value})" if fen.value else "")
         return Verdict(
             message=msg,
             sender=sender,
@@ -292,7 +307,7 @@ class Referee:
             problem=problem,
             game=self.game,
             colour=colour,
-            fen_before=fen,
+            fen_before=fen.value,
             ply=self._dialogue.plies + 1 if isinstance(msg, Move) and self._in_game() else None,
             applied=False,
         )
@@ -302,7 +317,7 @@ class Referee:
         msg: Move,
         sender: Role,
         who: str,
-        fen: str | None,
+        fen: _LazyFen,
         trial: Dialogue,
         played: MovePlayed,
         events: tuple[DialogueEvent, ...],
@@ -316,7 +331,7 @@ class Referee:
             text="",
             game=self.game,
             colour=played.colour,
-            fen_before=fen,
+            fen_before=None,
             ply=played.ply,
         )
         short = describe_dxp_move(msg).split(" ")[0]
@@ -346,7 +361,8 @@ class Referee:
                 notes.append(f"record unreliable from ply {played.ply}: moves not judged")
             return replace(
                 base,
-                text=f"{who} played {short}: illegal move: {why} (position {fen})",
+                text=f"{who} played {short}: illegal move: {why} (position {fen.value})",
+                fen_before=fen.value,
                 kind=ViolationKind.ILLEGAL_MOVE,
                 reason=reason,
                 problem=f"illegal move {short}: {why}",
@@ -403,7 +419,7 @@ class Referee:
         msg: Message,
         sender: Role,
         who: str,
-        fen: str | None,
+        fen: _LazyFen,
         events: tuple[DialogueEvent, ...],
     ) -> Verdict:
         notes: list[str] = []
@@ -426,7 +442,7 @@ class Referee:
             text=text,
             game=self.game,
             colour=self._dialogue.colour_of(sender) if self._in_game() else None,
-            fen_before=fen,
+            fen_before=None,
             events=events,
             result=result,
             notes=tuple(notes),

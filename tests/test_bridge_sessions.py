@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from helpers import Cli, wait_until
-from helpers.peers import DxpClient
+from helpers.peers import DxpClient, NulModemPeer
 from helpers.rig import Rig, RigFactory
 
 from dxserial.record import GameRecord, read_pdn
@@ -211,3 +211,35 @@ def test_the_trace_and_the_closing_counts_tell_the_same_story(rig_factory: RigFa
     assert counts["lost"] == 2 and counts["dropped"] == 1
     dropped = next(r for r in trace(rig) if r.get("action") == "dropped")
     assert dropped["reason"] == "cannot-cross"
+
+
+def test_a_serial_port_gone_longer_than_its_grace_ends_the_game_towards_tcp(
+    rig_factory: RigFactory, tmp_path: Path
+) -> None:
+    games_dir = tmp_path / "games"
+    rig = rig_factory(bridge_args=("--serial-grace", "0.5", "--pdn", str(games_dir)))
+    req = f"R01{'Probe'.ljust(32)}Z005075A".encode()  # the TCP initiator plays White
+    acc = f"A{'Old PC'.ljust(32)}0".encode()
+    with NulModemPeer(rig.peer_path, seed=9) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        client.send(req)
+        assert peer.expect() == req
+        peer.send(acc)
+        assert client.expect() == acc
+        client.send(b"M0000322800")
+        assert peer.expect() == b"M0000322800"
+        rig.vpair.send("unplug a")  # the adapter is pulled and stays away
+        rig.vpair.out.expect("unplugged a")
+        client.send(b"Cstill there?")
+        # Black (the serial engine) was to move: the bridge ends the game on its behalf.
+        assert client.expect() == b"E00"
+        client.send(b"E00")
+        wait_until(lambda: games_dir.exists() and any(games_dir.iterdir()), what="the record")
+        assert "'Cstill there?' NOT delivered" in rig.log()
+        rig.vpair.send("replug a")
+        rig.vpair.out.expect("replugged a")
+        wait_until(lambda: "is back" in rig.log(), what="the port back")
+        client.send(req)  # a new session on the serial side: a clean start
+        assert peer.expect() == req
+    (record,) = games(tmp_path)
+    assert record.result == "*"
+    assert_nobody_blamed(rig)

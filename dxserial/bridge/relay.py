@@ -116,6 +116,8 @@ class RelaySettings:
     grace: dict[Side, float] = field(default_factory=lambda: {SERIAL: 0.0, TCP: 3.0})
     #: Seconds the engine that stayed has to answer the bridge while it closes a game.
     closeout_timeout: float = 30.0
+    #: Build trace records (counts are kept either way).
+    trace: bool = True
 
 
 @dataclass
@@ -602,6 +604,9 @@ class Relay:
         )
 
     def _arrival_record(self, item: _Msg, action: str, **extra: Any) -> None:
+        self.counts[action] += 1
+        if not self.settings.trace:
+            return
         to = extra.pop("to", None)
         dir_ = direction(item.sender) if item.sender is not None else f"bridge->{to}"
         fields: dict[str, Any] = {
@@ -619,12 +624,18 @@ class Relay:
         for key, value in extra.items():
             if value is not None:
                 fields[key] = value
-        self.counts[action] += 1
         self._out.append(Trace(fields))
 
     def _fate(self, item: _Msg, receiver: Side, action: str, why: str | None = None) -> None:
         """The second record of a queued message: ``delivered`` or ``lost``."""
         dir_ = direction(item.sender) if item.sender is not None else f"bridge->{receiver}"
+        self.counts[action] += 1
+        if action == "delivered" and item.sender is not None:
+            self.counts[dir_] += 1
+        if action == "lost":
+            self._log(logging.ERROR, f"{dir_}: message '{escape(item.raw)}' NOT delivered: {why}")
+        if not self.settings.trace:
+            return
         fields: dict[str, Any] = {
             "kind": "message",
             "id": item.id,
@@ -634,14 +645,11 @@ class Relay:
         }
         if why is not None:
             fields["error"] = why
-        self.counts[action] += 1
-        if action == "delivered" and item.sender is not None:
-            self.counts[dir_] += 1
-        if action == "lost":
-            self._log(logging.ERROR, f"{dir_}: message '{escape(item.raw)}' NOT delivered: {why}")
         self._out.append(Trace(fields))
 
     def _trace_session(self, side: Side, action: str, who: str) -> None:
+        if not self.settings.trace:
+            return
         fields: dict[str, Any] = {
             "kind": "session",
             "side": side,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any, ClassVar
 
 from dxserial.errors import MessageError
@@ -85,9 +86,11 @@ class Message:
     def fields(self) -> dict[str, Any]:
         """Fields as plain JSON-friendly values, for ``--json`` and traces."""
         out: dict[str, Any] = {}
-        for key, value in asdict(self).items():
+        for spec in dataclass_fields(self):  # not asdict(): no deep copy on a hot path
+            key = spec.name
             if key in ("raw", "warnings"):
                 continue
+            value = getattr(self, key)
             if isinstance(value, tuple):
                 value = "".join(value) if key == "position" else list(value)
             out[key] = value
