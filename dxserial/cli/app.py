@@ -12,7 +12,7 @@ import importlib
 from typing import Any
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from dxserial import __version__
 
@@ -82,12 +82,22 @@ class LazyGroup(TyperGroup):
         }
         commands.update(loaded)
         self.commands = commands
+        plain_flags(self)
 
     # ctx is click's Context; typer vendors click privately, hence Any.
     def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
         if args and isinstance(self.commands.get(args[0]), _NotLoaded):
             self.commands[args[0]] = _load(args[0])
-        return super().resolve_command(ctx, args)
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            plain_flags(command, ctx)
+        return name, command, rest
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if isinstance(option, TyperOption):
+            option.metavar = ""
+        return option
 
 
 def _load(name: str) -> Any:
@@ -101,6 +111,25 @@ def _load(name: str) -> Any:
     ]
     holder.registered_groups = [info for info in app.registered_groups if info.name == name]
     return typer.main.get_group(holder).commands[name]
+
+
+def plain_flags(command: Any, ctx: Any = None) -> None:
+    """Show no value placeholder (``<bool>``, ``<int>``) after flags and counters in help.
+
+    typer's rich help prints one even for options that take no value, which reads as if
+    ``--rtscts true`` or ``-v 2`` were expected.
+    """
+    for param in command.params:
+        flag = isinstance(param, TyperOption) and (param.is_flag or param.count)
+        if flag and param.metavar is None:
+            param.metavar = ""
+    if ctx is not None:
+        help_option = command.get_help_option(ctx)
+        if isinstance(help_option, TyperOption):
+            help_option.metavar = ""
+    if isinstance(command, TyperGroup) and not isinstance(command, LazyGroup):
+        for sub in command.commands.values():
+            plain_flags(sub, ctx)
 
 
 def _version(value: bool) -> None:
