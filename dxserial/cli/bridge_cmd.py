@@ -17,6 +17,7 @@ from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging, nulmodem_settings
 from dxserial.config import load_config
 from dxserial.errors import ConfigError
+from dxserial.files import output_dir
 from dxserial.trace import TraceWriter
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import parse_endpoint
@@ -206,12 +207,7 @@ def bridge_command(
     allow_nets = _networks(given["allow"])
     if referee not in ("off", "warn", "strict"):
         raise ConfigError(f"--referee: {referee!r} is not 'off', 'warn' or 'strict'")
-    pdn_dir = Path(pdn) if pdn else None
-    if pdn_dir is not None:
-        try:
-            pdn_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError as exc:
-            raise ConfigError(f"--pdn: cannot use {pdn_dir}: {exc.strerror or exc}") from None
+    pdn_dir = output_dir(pdn, "PDN folder") if pdn else None
     configure_logging(given["verbose"], given["quiet"])
     if not port:
         raise ConfigError("no serial port: name one (dxserial bridge /dev/ttyUSB0) or set 'port'")

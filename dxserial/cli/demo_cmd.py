@@ -12,6 +12,7 @@ from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
 from dxserial.demo import DemoOptions, run_demo
 from dxserial.errors import ConfigError
+from dxserial.files import output_dir
 
 
 @app.command("demo")
@@ -31,7 +32,10 @@ def demo_command(
     ),
     no_board: bool = typer.Option(False, "--no-board", help="Show the messages, not the board."),
     pdn: Path | None = typer.Option(
-        None, "--pdn", help="Keep the game's PDN file in DIR.", show_default=False
+        None,
+        "--pdn",
+        help="Keep the game's PDN file in DIR (created if missing).",
+        show_default=False,
     ),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show the bridge's log."),
 ) -> None:
@@ -46,6 +50,8 @@ def demo_command(
         raise ConfigError(f"--moves {moves}: must be 1..999")
     if baud < 0:
         raise ConfigError(f"--baud {baud}: must be 0 (full speed) or a line speed")
+    if pdn is not None:
+        pdn = output_dir(pdn, "PDN folder")
     configure_logging(verbose, quiet=verbose == 0)
     if verbose == 0:
         logging.getLogger("dxserial").setLevel(logging.ERROR)

@@ -16,6 +16,7 @@ from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
 from dxserial.endpoint import EngineEndpoint, parse_engine_endpoint
 from dxserial.engine import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
+from dxserial.files import output_dir
 from dxserial.match import FailurePolicy, Match, MatchConfig, Progress
 
 
@@ -81,6 +82,7 @@ def match_command(
         raise ConfigError("--games must be >= 1, --moves and --time 0..999")
     if move_timeout <= 0 or connect_timeout <= 0:
         raise ConfigError("--move-timeout and --connect-timeout must be > 0")
+    pdn = output_dir(pdn, "PDN folder")
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
     )
