@@ -31,6 +31,7 @@ CASES = {
     "bridge --config endless": (["bridge", "/dev/null", "--config", "/dev/zero"], "larger than"),
     "bridge --config wrong type": (["bridge", "/dev/null", "--config", "WRONG"], "expected a whole number"),
     "bridge --config a table": (["bridge", "/dev/null", "--config", "TABLE"], "unknown key 'serial'"),
+    "bridge --config nan seconds": (["bridge", "/dev/null", "--config", "NAN"], "--echo-timeout must be > 0"),
     "replay a folder": (["replay", "DIR"], "it is a directory"),
     "replay missing": (["replay", "TMP/nope.jsonl"], "no such file"),
     "udev check a folder": (["udev", "check", "DIR", "--no-udevadm"], "it is a directory"),
@@ -42,7 +43,7 @@ CASES = {
 
 def fill(arg: str, tmp: Path) -> str:
     names = {"FILE": "a-file", "DIR": "a-dir", "BINARY": "garbage.toml", "WRONG": "wrong.toml",
-             "TABLE": "table.toml"}
+             "TABLE": "table.toml", "NAN": "nan.toml"}
     for word, name in names.items():
         arg = arg.replace(word, str(tmp / name))
     return arg.replace("TMP", str(tmp))
@@ -55,6 +56,7 @@ def test_bad_path_is_one_line_with_advice_and_exit_1(case: str, tmp_path: Path) 
     (tmp_path / "garbage.toml").write_bytes(bytes(range(256)) * 8)
     (tmp_path / "wrong.toml").write_text('baud = "fast"\n')
     (tmp_path / "table.toml").write_text("[serial]\nbaud = 9600\n")
+    (tmp_path / "nan.toml").write_text("echo_timeout = nan\n")
     argv, words = CASES[case]
     result = subprocess.run(
         [sys.executable, "-m", "dxserial", *(fill(a, tmp_path) for a in argv)],
@@ -94,3 +96,23 @@ def test_helpers_accept_good_paths(tmp_path: Path) -> None:
     assert output_dir(tmp_path / "new" / "games", "PDN folder").is_dir()
     (tmp_path / "c.toml").write_text("baud = 2400\n")
     assert read_text(tmp_path / "c.toml", "config file", "") == "baud = 2400\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["engine", "tcp://127.0.0.1:9", "--role", "follower", "--connect-timeout", "nan"], "--connect-timeout must be > 0"),
+        (["engine", "tcp://127.0.0.1:9", "--role", "follower", "--echo-timeout", "nan"], "--echo-timeout must be > 0"),
+        (["match", "tcp://127.0.0.1:9", "tcp://127.0.0.1:9", "--move-timeout", "nan"], "--move-timeout and --connect-timeout must be > 0"),
+        (["vpair", "a", "b", "--unplug-every", "nan"], "must be positive"),
+    ],
+)
+def test_not_a_number_is_refused_before_anything_starts(argv: list[str], words: str) -> None:
+    """nan passes every "<= 0" check and then waits forever (or fails deep inside)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "dxserial", *argv],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"dxserial: error: {words}" or words in result.stderr
+    assert len(result.stderr.splitlines()) == 1

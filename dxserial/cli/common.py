@@ -48,6 +48,6 @@ def nulmodem_settings(
     )
     if settings.start == settings.end:
         raise ConfigError("--start-byte and --end-byte must differ")
-    if echo_timeout <= 0 or max_attempts < 1:
+    if not echo_timeout > 0 or max_attempts < 1:  # "not > 0" also refuses nan
         raise ConfigError("--echo-timeout must be > 0 and --max-attempts >= 1")
     return settings

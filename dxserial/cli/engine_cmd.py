@@ -36,7 +36,7 @@ def link_options(
 ) -> LinkOptions:
     """Check the layer-1 options shared by ``engine`` and ``match``."""
     nulmodem = nulmodem_settings(start_byte, end_byte, echo_timeout, max_attempts)
-    if connect_timeout <= 0:
+    if not connect_timeout > 0:  # also refuses nan, which would wait forever
         raise ConfigError("--connect-timeout must be > 0")
     return LinkOptions(
         link=link_kind("--link", link),

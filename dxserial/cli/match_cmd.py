@@ -80,7 +80,7 @@ def match_command(
         raise ConfigError(f"--on-engine-failure: {on_engine_failure!r} is not 'stop' or 'continue'")
     if games < 1 or not 0 <= moves <= 999 or not 0 <= minutes <= 999:
         raise ConfigError("--games must be >= 1, --moves and --time 0..999")
-    if move_timeout <= 0 or connect_timeout <= 0:
+    if not (move_timeout > 0 and connect_timeout > 0):  # also refuses nan
         raise ConfigError("--move-timeout and --connect-timeout must be > 0")
     pdn = output_dir(pdn, "PDN folder")
     options = link_options(
