@@ -33,6 +33,7 @@ from dxserial.errors import ConfigError, PortError
 from dxserial.protocol.links import Layer1Link, NulLink
 from dxserial.protocol.nulmodem import NulModemLink
 from dxserial.transports.base import ByteLink
+from dxserial.transports.schemes import lookup, split_scheme
 from dxserial.transports.serial import SerialSettings, open_serial
 from dxserial.transports.tcp import (
     DXP_PORT,
@@ -85,16 +86,17 @@ def parse_engine_endpoint(text: str) -> EndpointSpec:
         raise ConfigError(
             "empty endpoint: expected a serial port, tcp://HOST:PORT or listen://HOST:PORT"
         )
-    for scheme, kind in (("tcp://", EndpointKind.TCP), ("listen://", EndpointKind.LISTEN)):
-        if raw.lower().startswith(scheme):
-            rest = raw[len(scheme) :].rstrip("/")
-            if not rest:
-                raise ConfigError(f"endpoint {text!r}: HOST:PORT missing after {scheme}")
-            address = parse_endpoint(rest, default_port=DXP_PORT)
-            if kind is EndpointKind.TCP and address.port == 0:
-                raise ConfigError(f"endpoint {text!r}: cannot connect to port 0")
-            return EndpointSpec(kind, raw, address=address)
-    return EndpointSpec(EndpointKind.SERIAL, raw, port=raw)
+    scheme = lookup(raw, endpoints=True)
+    if scheme is None or scheme.serial:
+        return EndpointSpec(EndpointKind.SERIAL, raw, port=raw)
+    kind = EndpointKind.TCP if scheme.kind == "tcp" else EndpointKind.LISTEN
+    rest = split_scheme(raw)[1].rstrip("/")
+    if not rest:
+        raise ConfigError(f"endpoint {text!r}: HOST:PORT missing after {scheme.name}://")
+    address = parse_endpoint(rest, default_port=DXP_PORT)
+    if kind is EndpointKind.TCP and address.port == 0:
+        raise ConfigError(f"endpoint {text!r}: cannot connect to port 0")
+    return EndpointSpec(kind, raw, address=address)
 
 
 @dataclass(frozen=True)
