@@ -119,6 +119,7 @@ class EngineEndpoint:
         self._clients: asyncio.Queue[tuple[TcpLink, asyncio.Event]] = asyncio.Queue()
         self._released: dict[int, asyncio.Event] = {}
         self._busy = False
+        self._early: ByteLink | None = None
         self.listen_address: Endpoint | None = None
 
     @property
@@ -154,9 +155,22 @@ class EngineEndpoint:
             self.listen_address = Endpoint(str(sock[0]), int(sock[1]))
         return self.describe()
 
+    async def open_early(self) -> None:
+        """Open a serial port now, so a wrong port fails before a ready line is printed.
+
+        The next :meth:`open` hands this port out.  Other endpoints wait for :meth:`open`:
+        a ``tcp://`` engine may not be started yet, and ``listen://`` fails in
+        :meth:`prepare` already.
+        """
+        if self.spec.kind is EndpointKind.SERIAL and self._early is None:
+            self._early = await open_serial(self.spec.port, self.options.serial)
+
     async def open(self, timeout: float | None = None) -> ByteLink:
         """The next peer: open the port, connect, or wait for a client (up to ``timeout``)."""
         kind = self.spec.kind
+        if self._early is not None:
+            early, self._early = self._early, None
+            return early
         if kind is EndpointKind.SERIAL:
             return await open_serial(self.spec.port, self.options.serial)
         if kind is EndpointKind.TCP:
@@ -194,7 +208,11 @@ class EngineEndpoint:
             released.set()
 
     async def close(self) -> None:
-        """Stop listening and let go of every waiting client."""
+        """Stop listening and let go of every waiting client (and an unused early port)."""
+        if self._early is not None:
+            early, self._early = self._early, None
+            with contextlib.suppress(Exception):
+                await early.close()
         if self._server is not None:
             self._server.close()
             self._server = None

@@ -37,6 +37,8 @@ CASES = {
     "udev check a folder": (["udev", "check", "DIR", "--no-udevadm"], "it is a directory"),
     "udev check binary garbage": (["udev", "check", "BINARY", "--no-udevadm"], "not UTF-8 text"),
     "vpair below a file": (["vpair", "FILE/a", "TMP/b"], "does not exist"),
+    "engine on a missing port": (["engine", "TMP/ttyNope", "--role", "follower"], "no such device"),
+    "engine on a folder": (["engine", "DIR", "--role", "follower"], "not a serial device"),
     "ports --include missing": (["ports", "--include", "TMP/nope"], "no such file"),
 }
 

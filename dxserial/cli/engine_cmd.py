@@ -147,6 +147,7 @@ def _line(text: str) -> None:
 
 
 async def _run(player: Player, endpoint: EngineEndpoint, log_messages: bool) -> RunResult:
+    await endpoint.open_early()  # a wrong port fails here, before "engine ready"
     runner = EngineRunner(player, endpoint, log_messages=log_messages, on_line=_line)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
