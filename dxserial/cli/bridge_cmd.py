@@ -14,7 +14,7 @@ import typer
 
 from dxserial.bridge import Bridge, BridgeConfig, IPNetwork
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging, nulmodem_settings
+from dxserial.cli.common import configure_logging, note_pty_speed, nulmodem_settings, option_given
 from dxserial.config import load_config
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
@@ -211,6 +211,8 @@ def bridge_command(
     configure_logging(given["verbose"], given["quiet"])
     if not port:
         raise ConfigError("no serial port: name one (dxserial bridge /dev/ttyUSB0) or set 'port'")
+    if option_given(ctx, "baud", baud):
+        note_pty_speed(port, baud)
     if link not in ("nulmodem", "nul"):
         raise ConfigError(f"--link: {link!r} is not 'nulmodem' or 'nul'")
     if on_invalid not in ("drop", "forward"):

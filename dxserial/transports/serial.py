@@ -254,6 +254,23 @@ async def open_serial(port: str, settings: SerialSettings | None = None) -> Seri
     return await _open_device(port, device, settings)
 
 
+#: Linux character-device majors of pseudo-terminal ends (/dev/pts/N).
+_PTY_MAJORS = range(136, 144)
+
+
+def is_pseudo_terminal(port: str) -> bool:
+    """True for a pty (a ``dxserial vpair`` end, socat's ``pty``): it has no line speed."""
+    if split_scheme(port)[0]:
+        return False
+    try:
+        info = os.stat(port)
+    except OSError:
+        return False
+    if not stat.S_ISCHR(info.st_mode):
+        return False
+    return os.major(info.st_rdev) in _PTY_MAJORS or os.path.realpath(port).startswith("/dev/pts/")
+
+
 def _resolve_hwgrep(url: str) -> str:
     try:
         found = serial.serial_for_url(url, do_not_open=True)
