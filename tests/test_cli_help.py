@@ -53,3 +53,51 @@ def test_verbose_counts_repeated_letters_and_takes_no_value() -> None:
     valued = run("engine", "tcp://127.0.0.1:1", "--role", "follower", "-v", "2")
     assert valued.returncode == 2
     assert "unexpected extra argument" in valued.stderr and "(2)" in valued.stderr
+
+
+def panels(help_text: str) -> dict[str, list[str]]:
+    """Panel title -> the options listed in it, in the order ``--help`` prints them."""
+    found: dict[str, list[str]] = {}
+    title = ""
+    for line in help_text.splitlines():
+        if line.startswith("╭─ "):
+            title = line[3:].split(" ─")[0]
+            found[title] = []
+        elif line.lstrip("│ *").startswith("--"):  # * marks a required option
+            found[title].append(line.lstrip("│ *").split()[0])
+    return found
+
+
+@pytest.mark.parametrize(
+    ("command", "first", "later"),
+    [
+        (
+            "bridge",
+            ["--config", "--link", "--listen", "--connect", "--baud", "--referee", "--pdn",
+             "--trace", "--verbose"],
+            {"Serial line": "--parity", "NULMODEM handshake": "--echo-timeout",
+             "TCP clients and security": "--allow"},
+        ),
+        (
+            "engine",
+            ["--role", "--link", "--baud", "--verbose"],
+            {"NULMODEM handshake": "--start-byte", "Initiator: the games it offers": "--games"},
+        ),
+        (
+            "match",
+            ["--games", "--pdn", "--link", "--baud", "--verbose"],
+            {"Serial lines and NULMODEM": "--link-a"},
+        ),
+    ],
+)
+def test_common_options_come_first_and_details_follow_in_panels(
+    command: str, first: list[str], later: dict[str, str]
+) -> None:
+    result = run(command, "--help")
+    assert result.returncode == 0, result.stderr
+    found = panels(result.stdout)
+    titles = list(found)
+    assert titles.index("Options") < min(titles.index(t) for t in later)
+    assert set(first) <= set(found["Options"])
+    for title, option in later.items():
+        assert option in found[title] and option not in found["Options"]

@@ -69,23 +69,44 @@ def bridge_command(
         9600, "--baud", envvar="DXSERIAL_BAUD", help="Serial line speed (DXP's default is 9600)."
     ),
     bytesize: int = typer.Option(
-        8, "--bytesize", envvar="DXSERIAL_BYTESIZE", help="Data bits: 5, 6, 7 or 8."
+        8,
+        "--bytesize",
+        rich_help_panel="Serial line",
+        envvar="DXSERIAL_BYTESIZE",
+        help="Data bits: 5, 6, 7 or 8.",
     ),
     parity: str = typer.Option(
-        "N", "--parity", envvar="DXSERIAL_PARITY", help="Parity: N, E, O, S or M."
+        "N",
+        "--parity",
+        rich_help_panel="Serial line",
+        envvar="DXSERIAL_PARITY",
+        help="Parity: N, E, O, S or M.",
     ),
     stopbits: float = typer.Option(
-        1, "--stopbits", envvar="DXSERIAL_STOPBITS", help="Stop bits: 1, 1.5 or 2."
+        1,
+        "--stopbits",
+        rich_help_panel="Serial line",
+        envvar="DXSERIAL_STOPBITS",
+        help="Stop bits: 1, 1.5 or 2.",
     ),
     rtscts: bool = typer.Option(
-        False, "--rtscts", envvar="DXSERIAL_RTSCTS", help="Hardware (RTS/CTS) flow control."
+        False,
+        "--rtscts",
+        rich_help_panel="Serial line",
+        envvar="DXSERIAL_RTSCTS",
+        help="Hardware (RTS/CTS) flow control.",
     ),
     xonxoff: bool = typer.Option(
-        False, "--xonxoff", envvar="DXSERIAL_XONXOFF", help="Software (XON/XOFF) flow control."
+        False,
+        "--xonxoff",
+        rich_help_panel="Serial line",
+        envvar="DXSERIAL_XONXOFF",
+        help="Software (XON/XOFF) flow control.",
     ),
     dtr: int | None = typer.Option(
         None,
         "--dtr",
+        rich_help_panel="Serial line",
         envvar="DXSERIAL_DTR",
         help="Set DTR to 0 or 1 after opening (default: as the driver sets it).",
         show_default=False,
@@ -93,6 +114,7 @@ def bridge_command(
     rts: int | None = typer.Option(
         None,
         "--rts",
+        rich_help_panel="Serial line",
         envvar="DXSERIAL_RTS",
         help="Set RTS to 0 or 1 after opening (default: as the driver sets it).",
         show_default=False,
@@ -100,6 +122,7 @@ def bridge_command(
     start_byte: str = typer.Option(
         "0x02",
         "--start-byte",
+        rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_START_BYTE",
         help="NULMODEM start character S. The protocol page's value could not be confirmed; "
         "dxserial also learns the one a peer uses when the peer sends first.",
@@ -107,18 +130,21 @@ def bridge_command(
     end_byte: str = typer.Option(
         "0x03",
         "--end-byte",
+        rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_END_BYTE",
         help="NULMODEM end character E (same caveat as --start-byte).",
     ),
     echo_timeout: float = typer.Option(
         5.0,
         "--echo-timeout",
+        rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_ECHO_TIMEOUT",
         help="NULMODEM: seconds to wait for an echo before starting over.",
     ),
     max_attempts: int = typer.Option(
         5,
         "--max-attempts",
+        rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_MAX_ATTEMPTS",
         help="NULMODEM: failed attempts in a row before the link is reported down.",
     ),
@@ -132,12 +158,14 @@ def bridge_command(
     kick_old: bool = typer.Option(
         False,
         "--kick-old",
+        rich_help_panel="TCP clients and security",
         envvar="DXSERIAL_KICK_OLD",
         help="A second TCP client replaces the first instead of being refused.",
     ),
     allow: list[str] | None = typer.Option(
         None,
         "--allow",
+        rich_help_panel="TCP clients and security",
         envvar="DXSERIAL_ALLOW",
         help="Accept TCP clients only from these address ranges (e.g. 192.168.1.0/24; repeat "
         "the option or separate with commas); everyone else is refused with a log line. "
@@ -147,6 +175,7 @@ def bridge_command(
     block_console: bool | None = typer.Option(
         None,
         "--block-console/--allow-console",
+        rich_help_panel="TCP clients and security",
         envvar="DXSERIAL_BLOCK_CONSOLE",
         help="Drop CHATs starting with 'console ' (Moby Dam runs them as commands). Default: "
         "blocked when listening beyond loopback or connecting out, allowed on 127.0.0.1.",
