@@ -27,7 +27,7 @@ def option_line(help_text: str, option: str) -> str:
 @pytest.mark.parametrize(
     ("argv", "flags"),
     [
-        ((), ["--version", "--help"]),
+        ((), ["--version", "--install-completion", "--show-completion", "--help"]),
         (("bridge",), ["--rtscts", "--kick-old", "--block-console", "--verbose", "--quiet"]),
         (("engine",), ["--verbose", "--quiet", "--help"]),
         (("udev", "check"), ["--udevadm", "--help"]),

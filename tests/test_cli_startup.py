@@ -106,3 +106,34 @@ def test_a_mistyped_command_is_a_usage_error_with_a_suggestion() -> None:
     )
     assert result.returncode == 2
     assert "Did you mean 'bridge'?" in result.stderr
+
+
+def complete(words: str, cword: int) -> tuple[list[str], set[str]]:
+    """What bash completion offers for ``words``, and the modules the process imported."""
+    code = (
+        "import sys\n"
+        "sys.argv = ['dxserial']\n"
+        "from dxserial.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    print('\\n'.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    env = {**os.environ, "_DXSERIAL_COMPLETE": "complete_bash", "COMP_WORDS": words,
+           "COMP_CWORD": str(cword)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+    )
+    return result.stdout.split(), set(result.stderr.split())
+
+
+def test_shell_completion_offers_commands_without_importing_them() -> None:
+    offered, modules = complete("dxserial br", 1)
+    assert offered == ["bridge"]
+    assert not [m for m in modules if m.endswith("_cmd")]
+
+
+def test_shell_completion_offers_a_commands_options() -> None:
+    offered, modules = complete("dxserial bridge --par", 2)
+    assert offered == ["--parity"]
+    assert "dxserial.cli.bridge_cmd" in modules

@@ -82,7 +82,6 @@ class LazyGroup(TyperGroup):
         }
         commands.update(loaded)
         self.commands = commands
-        plain_flags(self)
 
     # ctx is click's Context; typer vendors click privately, hence Any.
     def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
@@ -94,7 +93,9 @@ class LazyGroup(TyperGroup):
         return name, command, rest
 
     def get_help_option(self, ctx: Any) -> Any:
+        """Called when help is shown, after typer added --install-completion and friends."""
         option = super().get_help_option(ctx)
+        plain_flags(self)
         if isinstance(option, TyperOption):
             option.metavar = ""
         return option
@@ -145,7 +146,7 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="markdown",
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
 )
 
 
