@@ -1,4 +1,4 @@
-"""Every path a user names on a command line: a bad one is one line that says what to do.
+"""Every path (and engine endpoint) a user names: a bad one is one line that says what to do.
 
 Each case fails before anything starts (no port is opened, no game is played), so the
 whole family runs as quick subprocesses, exactly as a user meets them.
@@ -39,6 +39,8 @@ CASES = {
     "vpair below a file": (["vpair", "FILE/a", "TMP/b"], "does not exist"),
     "engine on a missing port": (["engine", "TMP/ttyNope", "--role", "follower"], "no such device"),
     "engine on a folder": (["engine", "DIR", "--role", "follower"], "not a serial device"),
+    "ports --include a folder": (["ports", "--include", "DIR"], "a directory, not a port"),
+    "engine listen:// on a foreign address": (["engine", "listen://192.0.2.1:27531", "--role", "follower"], "no interface of this machine has that address"),
     "ports --include missing": (["ports", "--include", "TMP/nope"], "no such file"),
 }
 
