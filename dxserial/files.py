@@ -72,10 +72,18 @@ def read_text(path: Path | str, what: str, hint: str, *, limit: int | None = Non
         ) from None
 
 
-def output_dir(path: Path | str, what: str) -> Path:
-    """Create the folder ``path`` (readable by its owner only) unless it exists; check it."""
+def output_dir(path: Path | str, what: str, *, create: bool = True) -> Path:
+    """Create the folder ``path`` (readable by its owner only) unless it exists; check it.
+
+    ``create=False`` only checks that it could be created, for a command that makes the
+    folder when it first writes into it (a match interrupted before its first game
+    leaves nothing behind).
+    """
     folder = Path(path)
     hint = "name a folder (it is created if missing)"
+    if not create:
+        _check_creatable(folder, what, hint)
+        return folder
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:  # FileExistsError: a file is in the way (errno.EEXIST)
@@ -83,6 +91,19 @@ def output_dir(path: Path | str, what: str) -> Path:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise problem("write", what, folder, PermissionError(errno.EACCES, "denied"), hint)
     return folder
+
+
+def _check_creatable(folder: Path, what: str, hint: str) -> None:
+    """The checks of :func:`output_dir` without creating anything."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing == folder and not folder.is_dir():
+        raise problem("create", what, folder, FileExistsError(errno.EEXIST, "exists"), hint)
+    if not existing.is_dir():
+        raise problem("create", what, folder, NotADirectoryError(errno.ENOTDIR, "no"), hint)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise problem("create", what, folder, PermissionError(errno.EACCES, "denied"), hint)
 
 
 def open_append(path: Path | str, what: str, mode: int = 0o600) -> int:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from dxserial.errors import ConfigError
 from dxserial.files import output_dir, problem, read_text
 
 # Each case: the command (with FILE, DIR and TMP filled in) and words the error must hold.
@@ -120,3 +121,12 @@ def test_not_a_number_is_refused_before_anything_starts(argv: list[str], words: 
     assert result.returncode == 1
     assert result.stderr.strip() == f"dxserial: error: {words}" or words in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_checking_a_folder_without_creating_it(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    assert not output_dir(tmp_path / "new" / "games", "PDN folder", create=False).exists()
+    with pytest.raises(ConfigError, match="it is a file, not a directory"):
+        output_dir(tmp_path / "a-file", "PDN folder", create=False)
+    with pytest.raises(ConfigError, match="a part of the path is a file"):
+        output_dir(tmp_path / "a-file" / "games", "PDN folder", create=False)

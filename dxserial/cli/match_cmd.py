@@ -106,7 +106,7 @@ def match_command(
         raise ConfigError("--games must be >= 1, --moves and --time 0..999")
     if not (move_timeout > 0 and connect_timeout > 0):  # also refuses nan
         raise ConfigError("--move-timeout and --connect-timeout must be > 0")
-    pdn = output_dir(pdn, "PDN folder")
+    output_dir(pdn, "PDN folder", create=False)  # made when the first game is written
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
     )
