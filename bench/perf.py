@@ -495,6 +495,7 @@ def run_idle(args: argparse.Namespace) -> str:
     runs = max(10, 2 * args.repeat)
     print("bench: start-up times ...", file=sys.stderr, flush=True)
     bare = _startup([sys.executable, "-c", "pass"], runs)
+    typer_only = _startup([sys.executable, "-c", "import typer"], runs)
     module = _startup([sys.executable, "-m", "dxserial", "--version"], runs)
     script = shutil.which("dxserial")
     console = _startup([script, "--version"], runs) if script else None
@@ -512,6 +513,8 @@ def run_idle(args: argparse.Namespace) -> str:
         f"| start-up ({runs} runs) | median ms | vs bare interpreter |",
         "|---|---|---|",
         f"| `python -c pass` (bare interpreter) | {bare * 1000:.0f} | 1.00x |",
+        f"| `python -c 'import typer'` (the floor for a typer CLI) | {typer_only * 1000:.0f} "
+        f"| {typer_only / bare:.2f}x |",
         f"| `python -m dxserial --version` | {module * 1000:.0f} | {module / bare:.2f}x |",
     ]
     if console is not None:

@@ -14,16 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError
+from dxserial.files import read_text
+
+#: What a user should name instead of a file that is not a configuration file.
+CONFIG_HINT = "name a TOML file such as /etc/dxserial/NAME.toml (dxserial udev print config)"
+#: A configuration file is a few lines; more is a mistaken path (/dev/zero, a log).
+MAX_CONFIG_BYTES = 1 << 20
 
 _KIND_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
 
 
 def load_config(path: Path, schema: Mapping[str, type]) -> dict[str, Any]:
     """Read ``path`` and return its settings; ``schema`` maps each allowed key to its type."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    text = read_text(path, "config file", CONFIG_HINT, limit=MAX_CONFIG_BYTES)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from dxserial.errors import ConfigError, PortError
 from dxserial.protocol.links import Layer1Link, LinkKind, NulModemSettings, make_link
 from dxserial.transports.base import ByteLink
+from dxserial.transports.schemes import lookup, split_scheme
 from dxserial.transports.serial import SerialSettings, open_serial
 from dxserial.transports.tcp import (
     DXP_PORT,
@@ -81,16 +82,17 @@ def parse_engine_endpoint(text: str) -> EndpointSpec:
         raise ConfigError(
             "empty endpoint: expected a serial port, tcp://HOST:PORT or listen://HOST:PORT"
         )
-    for scheme, kind in (("tcp://", EndpointKind.TCP), ("listen://", EndpointKind.LISTEN)):
-        if raw.lower().startswith(scheme):
-            rest = raw[len(scheme) :].rstrip("/")
-            if not rest:
-                raise ConfigError(f"endpoint {text!r}: HOST:PORT missing after {scheme}")
-            address = parse_endpoint(rest, default_port=DXP_PORT)
-            if kind is EndpointKind.TCP and address.port == 0:
-                raise ConfigError(f"endpoint {text!r}: cannot connect to port 0")
-            return EndpointSpec(kind, raw, address=address)
-    return EndpointSpec(EndpointKind.SERIAL, raw, port=raw)
+    scheme = lookup(raw, endpoints=True)
+    if scheme is None or scheme.serial:
+        return EndpointSpec(EndpointKind.SERIAL, raw, port=raw)
+    kind = EndpointKind.TCP if scheme.kind == "tcp" else EndpointKind.LISTEN
+    rest = split_scheme(raw)[1].rstrip("/")
+    if not rest:
+        raise ConfigError(f"endpoint {text!r}: HOST:PORT missing after {scheme.name}://")
+    address = parse_endpoint(rest, default_port=DXP_PORT)
+    if kind is EndpointKind.TCP and address.port == 0:
+        raise ConfigError(f"endpoint {text!r}: cannot connect to port 0")
+    return EndpointSpec(kind, raw, address=address)
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ class EngineEndpoint:
         self._clients: asyncio.Queue[tuple[TcpLink, asyncio.Event]] = asyncio.Queue()
         self._released: dict[int, asyncio.Event] = {}
         self._busy = False
+        self._early: ByteLink | None = None
         self.listen_address: Endpoint | None = None
 
     @property
@@ -143,9 +146,22 @@ class EngineEndpoint:
             self.listen_address = Endpoint(str(sock[0]), int(sock[1]))
         return self.describe()
 
+    async def open_early(self) -> None:
+        """Open a serial port now, so a wrong port fails before a ready line is printed.
+
+        The next :meth:`open` hands this port out.  Other endpoints wait for :meth:`open`:
+        a ``tcp://`` engine may not be started yet, and ``listen://`` fails in
+        :meth:`prepare` already.
+        """
+        if self.spec.kind is EndpointKind.SERIAL and self._early is None:
+            self._early = await open_serial(self.spec.port, self.options.serial)
+
     async def open(self, timeout: float | None = None) -> ByteLink:
         """The next peer: open the port, connect, or wait for a client (up to ``timeout``)."""
         kind = self.spec.kind
+        if self._early is not None:
+            early, self._early = self._early, None
+            return early
         if kind is EndpointKind.SERIAL:
             return await open_serial(self.spec.port, self.options.serial)
         if kind is EndpointKind.TCP:
@@ -183,7 +199,11 @@ class EngineEndpoint:
             released.set()
 
     async def close(self) -> None:
-        """Stop listening and let go of every waiting client."""
+        """Stop listening and let go of every waiting client (and an unused early port)."""
+        if self._early is not None:
+            early, self._early = self._early, None
+            with contextlib.suppress(Exception):
+                await early.close()
         if self._server is not None:
             self._server.close()
             self._server = None

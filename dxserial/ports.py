@@ -298,6 +298,11 @@ def _include(ports: list[PortInfo], path: str) -> list[PortInfo]:
     """Add a pty (a ``dxserial vpair`` end) or other path given with --include."""
     if not os.path.exists(path):
         raise ConfigError(f"--include {path}: no such file (is the vpair running?)")
+    if os.path.isdir(path):
+        raise ConfigError(
+            f"--include {path}: a directory, not a port; name a pty (a dxserial vpair end) "
+            "or a serial device"
+        )
     target = os.path.realpath(path)
     for index, port in enumerate(ports):
         if port.target == target:

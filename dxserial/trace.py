@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from dxserial.errors import ConfigError
+from dxserial.files import open_append
 from dxserial.protocol.messages import Message, escape
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -27,10 +27,7 @@ class TraceWriter:
     def __init__(self, path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, mode: int = 0o600):
         self.path = path
         self.max_bytes = max_bytes
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, mode)
-        except OSError as exc:
-            raise ConfigError(f"cannot write trace file {path}: {exc.strerror}") from None
+        fd = open_append(path, "trace file", mode)
         self._file: IO[str] = os.fdopen(fd, "a", encoding="utf-8")
         self._written = self._file.tell()
         self._full = False

@@ -15,9 +15,10 @@ import typer
 from dxserial.bridge import Bridge, BridgeConfig, IPNetwork
 from dxserial.bridge.settings import DEFAULT_PEER_GRACE, DEFAULT_SERIAL_GRACE
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging, nulmodem_settings
+from dxserial.cli.common import configure_logging, note_pty_speed, nulmodem_settings, option_given
 from dxserial.config import load_config
 from dxserial.errors import ConfigError
+from dxserial.files import output_dir
 from dxserial.trace import TraceWriter
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import parse_endpoint
@@ -69,23 +70,44 @@ def bridge_command(
         9600, "--baud", envvar="DXSERIAL_BAUD", help="Serial line speed (DXP's default is 9600)."
     ),
     bytesize: int = typer.Option(
-        8, "--bytesize", envvar="DXSERIAL_BYTESIZE", help="Data bits: 5, 6, 7 or 8."
+        8,
+        "--bytesize",
+        rich_help_panel="Serial line",
+        envvar="DXSERIAL_BYTESIZE",
+        help="Data bits: 5, 6, 7 or 8.",
     ),
     parity: str = typer.Option(
-        "N", "--parity", envvar="DXSERIAL_PARITY", help="Parity: N, E, O, S or M."
+        "N",
+        "--parity",
+        rich_help_panel="Serial line",
+        envvar="DXSERIAL_PARITY",
+        help="Parity: N, E, O, S or M.",
     ),
     stopbits: float = typer.Option(
-        1, "--stopbits", envvar="DXSERIAL_STOPBITS", help="Stop bits: 1, 1.5 or 2."
+        1,
+        "--stopbits",
+        rich_help_panel="Serial line",
+        envvar="DXSERIAL_STOPBITS",
+        help="Stop bits: 1, 1.5 or 2.",
     ),
     rtscts: bool = typer.Option(
-        False, "--rtscts", envvar="DXSERIAL_RTSCTS", help="Hardware (RTS/CTS) flow control."
+        False,
+        "--rtscts",
+        rich_help_panel="Serial line",
+        envvar="DXSERIAL_RTSCTS",
+        help="Hardware (RTS/CTS) flow control.",
     ),
     xonxoff: bool = typer.Option(
-        False, "--xonxoff", envvar="DXSERIAL_XONXOFF", help="Software (XON/XOFF) flow control."
+        False,
+        "--xonxoff",
+        rich_help_panel="Serial line",
+        envvar="DXSERIAL_XONXOFF",
+        help="Software (XON/XOFF) flow control.",
     ),
     dtr: int | None = typer.Option(
         None,
         "--dtr",
+        rich_help_panel="Serial line",
         envvar="DXSERIAL_DTR",
         help="Set DTR to 0 or 1 after opening (default: as the driver sets it).",
         show_default=False,
@@ -93,6 +115,7 @@ def bridge_command(
     rts: int | None = typer.Option(
         None,
         "--rts",
+        rich_help_panel="Serial line",
         envvar="DXSERIAL_RTS",
         help="Set RTS to 0 or 1 after opening (default: as the driver sets it).",
         show_default=False,
@@ -100,6 +123,7 @@ def bridge_command(
     start_byte: str = typer.Option(
         "0x02",
         "--start-byte",
+        rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_START_BYTE",
         help="NULMODEM start character S. The protocol page's value could not be confirmed; "
         "dxserial also learns the one a peer uses when the peer sends first.",
@@ -107,18 +131,21 @@ def bridge_command(
     end_byte: str = typer.Option(
         "0x03",
         "--end-byte",
+        rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_END_BYTE",
         help="NULMODEM end character E (same caveat as --start-byte).",
     ),
     echo_timeout: float = typer.Option(
         5.0,
         "--echo-timeout",
+        rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_ECHO_TIMEOUT",
         help="NULMODEM: seconds to wait for an echo before starting over.",
     ),
     max_attempts: int = typer.Option(
         5,
         "--max-attempts",
+        rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_MAX_ATTEMPTS",
         help="NULMODEM: failed attempts in a row before the link is reported down.",
     ),
@@ -132,12 +159,14 @@ def bridge_command(
     kick_old: bool = typer.Option(
         False,
         "--kick-old",
+        rich_help_panel="TCP clients and security",
         envvar="DXSERIAL_KICK_OLD",
         help="A second TCP client replaces the first instead of being refused.",
     ),
     peer_grace: float = typer.Option(
         DEFAULT_PEER_GRACE,
         "--peer-grace",
+        rich_help_panel="Sessions",
         envvar="DXSERIAL_PEER_GRACE",
         help="SECONDS a TCP engine that left mid-game has before the bridge ends the game "
         "towards the serial engine on its behalf (GAMEEND reason 0, stop code 0), so the "
@@ -147,6 +176,7 @@ def bridge_command(
     serial_grace: float = typer.Option(
         DEFAULT_SERIAL_GRACE,
         "--serial-grace",
+        rich_help_panel="Sessions",
         envvar="DXSERIAL_SERIAL_GRACE",
         help="SECONDS a vanished serial port (adapter pulled) has to come back before its "
         "engine counts as gone: what waits for it is reported lost and its game is ended "
@@ -155,6 +185,7 @@ def bridge_command(
     allow: list[str] | None = typer.Option(
         None,
         "--allow",
+        rich_help_panel="TCP clients and security",
         envvar="DXSERIAL_ALLOW",
         help="Accept TCP clients only from these address ranges (e.g. 192.168.1.0/24; repeat "
         "the option or separate with commas); everyone else is refused with a log line. "
@@ -164,6 +195,7 @@ def bridge_command(
     block_console: bool | None = typer.Option(
         None,
         "--block-console/--allow-console",
+        rich_help_panel="TCP clients and security",
         envvar="DXSERIAL_BLOCK_CONSOLE",
         help="Drop CHATs starting with 'console ' (Moby Dam runs them as commands). Default: "
         "blocked when listening beyond loopback or connecting out, allowed on 127.0.0.1.",
@@ -190,8 +222,9 @@ def bridge_command(
         None,
         "--trace",
         envvar="DXSERIAL_TRACE",
-        help="Append one JSON line per message and per event to FILE (flushed as written; "
-        "created readable by you only).",
+        help="Append one JSON line per message and per event to FILE (written by a thread of "
+        "its own, so a slow disk never delays the line; created readable by you only). "
+        "Actions: queued, delivered, dropped, lost, sent-by-bridge.",
         show_default=False,
     ),
     verbose: int = typer.Option(
@@ -221,21 +254,18 @@ def bridge_command(
     echo_timeout, max_attempts = given["echo_timeout"], given["max_attempts"]
     on_invalid, kick_old, trace = given["on_invalid"], given["kick_old"], given["trace"]
     peer_grace, serial_grace = given["peer_grace"], given["serial_grace"]
-    if peer_grace < 0 or serial_grace < 0:
+    if not (peer_grace >= 0 and serial_grace >= 0):  # "not >=" also refuses nan
         raise ConfigError("--peer-grace and --serial-grace must be >= 0 seconds")
     referee, pdn = given["referee"], given["pdn"]
     allow_nets = _networks(given["allow"])
     if referee not in ("off", "warn", "strict"):
         raise ConfigError(f"--referee: {referee!r} is not 'off', 'warn' or 'strict'")
-    pdn_dir = Path(pdn) if pdn else None
-    if pdn_dir is not None:
-        try:
-            pdn_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError as exc:
-            raise ConfigError(f"--pdn: cannot use {pdn_dir}: {exc.strerror or exc}") from None
+    pdn_dir = output_dir(pdn, "PDN folder") if pdn else None
     configure_logging(given["verbose"], given["quiet"])
     if not port:
         raise ConfigError("no serial port: name one (dxserial bridge /dev/ttyUSB0) or set 'port'")
+    if option_given(ctx, "baud", baud):
+        note_pty_speed(port, baud)
     if link not in ("nulmodem", "nul"):
         raise ConfigError(f"--link: {link!r} is not 'nulmodem' or 'nul'")
     if on_invalid not in ("drop", "forward"):

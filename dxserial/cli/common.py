@@ -5,8 +5,11 @@ from __future__ import annotations
 import logging
 import sys
 
+import typer
+
 from dxserial.errors import ConfigError
 from dxserial.protocol.links import NulModemSettings
+from dxserial.transports.serial import is_pseudo_terminal
 
 
 def configure_logging(verbose: int, quiet: bool) -> None:
@@ -20,6 +23,26 @@ def configure_logging(verbose: int, quiet: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
+
+
+def option_given(ctx: typer.Context, name: str, value: object) -> bool:
+    """True when the user set option ``name``: command line, environment or config file."""
+    source = ctx.get_parameter_source(name)
+    if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+        return True
+    default = next((p.default for p in ctx.command.params if p.name == name), None)
+    return value != default  # a config file changed it
+
+
+def note_pty_speed(port: str, baud: int) -> None:
+    """Say that --baud does nothing on a pty, rather than accept it silently."""
+    if is_pseudo_terminal(port):
+        logging.getLogger("dxserial").warning(
+            "%s is a pseudo-terminal: it ignores --baud %d (a dxserial vpair sets the line "
+            "speed with its own --baud)",
+            port,
+            baud,
+        )
 
 
 def parse_byte(option: str, text: str) -> int:
@@ -48,6 +71,6 @@ def nulmodem_settings(
     )
     if settings.start == settings.end:
         raise ConfigError("--start-byte and --end-byte must differ")
-    if echo_timeout <= 0 or max_attempts < 1:
+    if not echo_timeout > 0 or max_attempts < 1:  # "not > 0" also refuses nan
         raise ConfigError("--echo-timeout must be > 0 and --max-attempts >= 1")
     return settings

@@ -14,6 +14,7 @@ from dxserial.cli.common import configure_logging
 from dxserial.demo import DemoInterrupted, DemoOptions, DemoResult, run_demo
 from dxserial.engine import MAX_DEPTH, check_depth
 from dxserial.errors import ConfigError
+from dxserial.files import output_dir
 
 
 @app.command("demo")
@@ -35,7 +36,10 @@ def demo_command(
     ),
     no_board: bool = typer.Option(False, "--no-board", help="Show the messages, not the board."),
     pdn: Path | None = typer.Option(
-        None, "--pdn", help="Keep the game's PDN file in DIR.", show_default=False
+        None,
+        "--pdn",
+        help="Keep the game's PDN file in DIR (created if missing).",
+        show_default=False,
     ),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show the bridge's log."),
 ) -> None:
@@ -51,6 +55,8 @@ def demo_command(
     check_depth(depth, "--depth")
     if baud < 0:
         raise ConfigError(f"--baud {baud}: must be 0 (full speed) or a line speed")
+    if pdn is not None:
+        pdn = output_dir(pdn, "PDN folder")
     configure_logging(verbose, quiet=verbose == 0)
     if verbose == 0:
         logging.getLogger("dxserial").setLevel(logging.ERROR)

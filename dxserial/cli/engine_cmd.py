@@ -44,7 +44,7 @@ def link_options(
 ) -> LinkOptions:
     """Check the layer-1 options shared by ``engine`` and ``match``."""
     nulmodem = nulmodem_settings(start_byte, end_byte, echo_timeout, max_attempts)
-    if connect_timeout <= 0:
+    if not connect_timeout > 0:  # also refuses nan, which would wait forever
         raise ConfigError("--connect-timeout must be > 0")
     return LinkOptions(
         link=link_kind("--link", link),
@@ -81,13 +81,26 @@ def engine_command(
         "nulmodem", "--link", help="Layer 1 on a serial port: 'nulmodem' or 'nul'. TCP: NUL."
     ),
     baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
-    start_byte: str = typer.Option("0x02", "--start-byte", help="NULMODEM start character."),
-    end_byte: str = typer.Option("0x03", "--end-byte", help="NULMODEM end character."),
+    start_byte: str = typer.Option(
+        "0x02",
+        "--start-byte",
+        rich_help_panel="NULMODEM handshake",
+        help="NULMODEM start character.",
+    ),
+    end_byte: str = typer.Option(
+        "0x03", "--end-byte", rich_help_panel="NULMODEM handshake", help="NULMODEM end character."
+    ),
     echo_timeout: float = typer.Option(
-        5.0, "--echo-timeout", help="NULMODEM: seconds to wait for an echo before starting over."
+        5.0,
+        "--echo-timeout",
+        rich_help_panel="NULMODEM handshake",
+        help="NULMODEM: seconds to wait for an echo before starting over.",
     ),
     max_attempts: int = typer.Option(
-        5, "--max-attempts", help="NULMODEM: failed attempts in a row before the link is down."
+        5,
+        "--max-attempts",
+        rich_help_panel="NULMODEM handshake",
+        help="NULMODEM: failed attempts in a row before the link is down.",
     ),
     connect_timeout: float = typer.Option(
         10.0, "--connect-timeout", help="tcp://: keep trying to connect for this many seconds."
@@ -108,16 +121,30 @@ def engine_command(
     backreq: str = typer.Option(
         "accept", "--backreq", help="Answer a BACKREQ: 'accept' (K0, go back) or 'decline' (K1)."
     ),
-    games: int = typer.Option(2, "--games", help="Initiator: games to offer."),
-    minutes: int = typer.Option(5, "--time", help="Initiator: minutes per player in GAMEREQ."),
+    games: int = typer.Option(
+        2,
+        "--games",
+        rich_help_panel="Initiator: the games it offers",
+        help="Initiator: games to offer.",
+    ),
+    minutes: int = typer.Option(
+        5,
+        "--time",
+        rich_help_panel="Initiator: the games it offers",
+        help="Initiator: minutes per player in GAMEREQ.",
+    ),
     moves: int = typer.Option(
         75,
         "--moves",
+        rich_help_panel="Initiator: the games it offers",
         help="Initiator: moves field of GAMEREQ. Either role ends a game as a draw (GAMEEND "
         "reason 2) when it is to move after that many full moves; 0: no limit.",
     ),
     colour: str = typer.Option(
-        "W", "--colour", help="Initiator: the follower's colour in game 1 (W or Z); alternates."
+        "W",
+        "--colour",
+        rich_help_panel="Initiator: the games it offers",
+        help="Initiator: the follower's colour in game 1 (W or Z); alternates.",
     ),
     answer_timeout: float = typer.Option(
         10.0,
@@ -172,6 +199,7 @@ def _line(text: str) -> None:
 
 
 async def _run(player: Player, endpoint: EngineEndpoint, log_messages: bool) -> RunResult:
+    await endpoint.open_early()  # a wrong port fails here, before "engine ready"
     runner = EngineRunner(player, endpoint, log_messages=log_messages, on_line=_line)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

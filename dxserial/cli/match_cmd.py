@@ -16,6 +16,7 @@ from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
 from dxserial.endpoint import EngineEndpoint, parse_engine_endpoint
 from dxserial.engine import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
+from dxserial.files import output_dir
 from dxserial.match import FailurePolicy, Match, MatchConfig, Progress
 
 
@@ -49,19 +50,43 @@ def match_command(
         "nulmodem", "--link", help="Layer 1 on serial endpoints: 'nulmodem' or 'nul'."
     ),
     link_a: str | None = typer.Option(
-        None, "--link-a", help="Layer 1 for engine A only.", show_default=False
+        None,
+        "--link-a",
+        rich_help_panel="Serial lines and NULMODEM",
+        help="Layer 1 for engine A only.",
+        show_default=False,
     ),
     link_b: str | None = typer.Option(
-        None, "--link-b", help="Layer 1 for engine B only.", show_default=False
+        None,
+        "--link-b",
+        rich_help_panel="Serial lines and NULMODEM",
+        help="Layer 1 for engine B only.",
+        show_default=False,
     ),
     baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
-    start_byte: str = typer.Option("0x02", "--start-byte", help="NULMODEM start character."),
-    end_byte: str = typer.Option("0x03", "--end-byte", help="NULMODEM end character."),
+    start_byte: str = typer.Option(
+        "0x02",
+        "--start-byte",
+        rich_help_panel="Serial lines and NULMODEM",
+        help="NULMODEM start character.",
+    ),
+    end_byte: str = typer.Option(
+        "0x03",
+        "--end-byte",
+        rich_help_panel="Serial lines and NULMODEM",
+        help="NULMODEM end character.",
+    ),
     echo_timeout: float = typer.Option(
-        5.0, "--echo-timeout", help="NULMODEM: seconds to wait for an echo before starting over."
+        5.0,
+        "--echo-timeout",
+        rich_help_panel="Serial lines and NULMODEM",
+        help="NULMODEM: seconds to wait for an echo before starting over.",
     ),
     max_attempts: int = typer.Option(
-        5, "--max-attempts", help="NULMODEM: failed attempts in a row before the link is down."
+        5,
+        "--max-attempts",
+        rich_help_panel="Serial lines and NULMODEM",
+        help="NULMODEM: failed attempts in a row before the link is down.",
     ),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
@@ -79,8 +104,9 @@ def match_command(
         raise ConfigError(f"--on-engine-failure: {on_engine_failure!r} is not 'stop' or 'continue'")
     if games < 1 or not 0 <= moves <= 999 or not 0 <= minutes <= 999:
         raise ConfigError("--games must be >= 1, --moves and --time 0..999")
-    if move_timeout <= 0 or connect_timeout <= 0:
+    if not (move_timeout > 0 and connect_timeout > 0):  # also refuses nan
         raise ConfigError("--move-timeout and --connect-timeout must be > 0")
+    output_dir(pdn, "PDN folder", create=False)  # made when the first game is written
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
     )

@@ -21,6 +21,7 @@ import typer
 from dxserial.cli.app import app
 from dxserial.draughts import IllegalMoveError, Position, parse_pdn_move
 from dxserial.errors import DxSerialError, MessageError
+from dxserial.files import problem
 from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, parse
 from dxserial.protocol.session import GameStarted, Phase, Role
 from dxserial.record import VIOLATION_PREFIX, GameRecord, RecordError, compact_fen, read_pdn
@@ -297,9 +298,10 @@ def _replay_pdn(number: int, record: GameRecord, board: bool) -> GameLog:
 def load_games(path: Path, board: bool) -> tuple[list[GameLog], GameLog | None]:
     """The games of ``path`` (a trace or PDN) and, for a trace, what came before them."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = path.read_text(encoding="utf-8", errors="replace")  # PDN may be Latin-1
     except OSError as exc:
-        raise ReplayError(f"cannot read {path}: {exc.strerror}") from None
+        hint = "name a bridge trace (--trace) or a PDN file"
+        raise problem("read", "", path, exc, hint) from None
     if text.lstrip()[:1] == "{":
         replay = _TraceReplay(board)
         replay.run(_trace_records(path, text))

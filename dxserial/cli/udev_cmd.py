@@ -17,6 +17,7 @@ from typing import NoReturn
 import typer
 
 from dxserial.cli.app import app
+from dxserial.files import read_text
 from dxserial.udev import (
     EXIT_NOPERM,
     RULES_FILE,
@@ -220,11 +221,7 @@ def check_command(
         text = render(Kind.rules)
     else:
         shown = str(file)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            typer.echo(f"{shown}: cannot read: {exc}", err=True)
-            raise typer.Exit(1) from None
+        text = read_text(file, "rules file", "name a udev rules file (*.rules)")
     problems = check_rules(text)
     for problem in problems:
         typer.echo(problem.format(shown))

@@ -87,7 +87,7 @@ def vpair_command(
     a new pty behind the same path.  Bytes sent toward an end that no program
     has open are kept and delivered to the next one that opens it.
     """
-    if unplug_every is not None and (unplug_every <= 0 or unplugged_for <= 0):
+    if unplug_every is not None and not (unplug_every > 0 and unplugged_for > 0):
         raise ConfigError("--unplug-every and --unplugged-for must be positive")
     if unplug_every is not None and unplugged_for >= unplug_every:
         raise ConfigError(

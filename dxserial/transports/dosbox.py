@@ -67,6 +67,7 @@ from typing import NamedTuple, TypeAlias
 
 from dxserial.errors import ConfigError, PortError
 from dxserial.transports.base import READ_CHUNK, os_reason
+from dxserial.transports.schemes import SCHEMES as ALL_SCHEMES
 from dxserial.transports.serial import SerialLink, SerialSettings
 from dxserial.transports.tcp import Endpoint, format_address, parse_endpoint, tune_socket
 
@@ -81,7 +82,7 @@ RTS_BIT, DTR_BIT, BREAK_BIT = 0x01, 0x02, 0x04
 #: How long ``dosbox://`` waits for DOSBox to accept the connection.
 CONNECT_TIMEOUT = 10.0
 
-SCHEMES = ("dosbox", "dosbox-listen")
+SCHEMES = tuple(s.name for s in ALL_SCHEMES if s.kind == "dosbox")
 # A bare ``?transparent`` counts as true.
 _TRUE, _FALSE = ("", "1", "true", "yes", "on"), ("0", "false", "no", "off")
 

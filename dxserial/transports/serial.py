@@ -36,6 +36,7 @@ from serial_asyncio_fast import SerialTransport
 
 from dxserial.errors import ConfigError, PortError
 from dxserial.transports.base import READ_CHUNK, StreamLink, os_reason
+from dxserial.transports.schemes import lookup, split_scheme
 from dxserial.transports.tcp import tune_socket
 
 log = logging.getLogger("dxserial.transports.serial")
@@ -43,8 +44,6 @@ log = logging.getLogger("dxserial.transports.serial")
 _PARITIES = ("N", "E", "O", "M", "S")
 _BYTESIZES = (5, 6, 7, 8)
 _STOPBITS = (1, 1.5, 2)
-#: URL schemes whose ports have a file descriptor the event loop can watch.
-_FD_SCHEMES = ("socket", "hwgrep")
 
 
 @dataclass(frozen=True)
@@ -240,24 +239,36 @@ async def open_serial(port: str, settings: SerialSettings | None = None) -> Seri
     (missing, busy, permission denied, not a serial device).
     """
     settings = settings or SerialSettings()
-    scheme, _, rest = port.partition("://") if "://" in port else ("", "", port)
-    scheme = scheme.lower()
-    if scheme == "socket":
-        return await _open_socket(port, rest, settings)
-    if scheme in ("dosbox", "dosbox-listen"):
+    scheme = lookup(port, endpoints=False)
+    kind = scheme.kind if scheme is not None else None
+    if kind == "socket":
+        return await _open_socket(port, split_scheme(port)[1], settings)
+    if kind == "dosbox":
         from dxserial.transports.dosbox import open_dosbox  # imports this module
 
         return await open_dosbox(port, settings)
-    if scheme == "hwgrep":
+    if kind == "hwgrep":
         device = await asyncio.to_thread(_resolve_hwgrep, port)
-    elif scheme:
-        raise ConfigError(
-            f"{port}: {scheme}:// ports have no file descriptor the event loop can watch; "
-            "use a device path (e.g. /dev/ttyUSB0), socket://HOST:PORT or dosbox://HOST:PORT"
-        )
     else:
         device = port
     return await _open_device(port, device, settings)
+
+
+#: Linux character-device majors of pseudo-terminal ends (/dev/pts/N).
+_PTY_MAJORS = range(136, 144)
+
+
+def is_pseudo_terminal(port: str) -> bool:
+    """True for a pty (a ``dxserial vpair`` end, socat's ``pty``): it has no line speed."""
+    if split_scheme(port)[0]:
+        return False
+    try:
+        info = os.stat(port)
+    except OSError:
+        return False
+    if not stat.S_ISCHR(info.st_mode):
+        return False
+    return os.major(info.st_rdev) in _PTY_MAJORS or os.path.realpath(port).startswith("/dev/pts/")
 
 
 def _resolve_hwgrep(url: str) -> str:

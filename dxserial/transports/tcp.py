@@ -200,4 +200,9 @@ async def tcp_listen(
             raise PortError(
                 f"cannot listen on {where}: permission denied (ports below 1024 need root)"
             ) from None
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise PortError(
+                f"cannot listen on {where}: no interface of this machine has that address; "
+                "use 127.0.0.1, 0.0.0.0 (every interface) or one of its own addresses"
+            ) from None
         raise PortError(f"cannot listen on {where}: {os_reason(exc)}") from None

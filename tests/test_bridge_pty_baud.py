@@ -1,0 +1,51 @@
+"""``bridge --baud`` on a pseudo-terminal: said once, not accepted silently."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import Cli
+from helpers.rig import start_vpair
+
+PTY_NOTE = "is a pseudo-terminal: it ignores --baud 2400 (a dxserial vpair sets the line speed"
+
+
+def bridge_log(port: str, *extra: str) -> str:
+    """Start a bridge on ``port``, wait until it is ready, stop it; return its log."""
+    with Cli("bridge", port, "--listen", "127.0.0.1:0", *extra) as bridge:
+        bridge.out.expect("bridge ready", timeout=20)
+        assert bridge.stop() == 0
+        return bridge.stderr()
+
+
+@pytest.mark.parametrize("how", ["option", "config"])
+def test_an_explicit_baud_on_a_pty_is_logged_once(tmp_path: Path, how: str) -> None:
+    vpair, a, _ = start_vpair(tmp_path)
+    with vpair:
+        if how == "option":
+            log = bridge_log(a, "--baud", "2400")
+        else:
+            (tmp_path / "rig.toml").write_text("baud = 2400\n")
+            log = bridge_log(a, "--config", str(tmp_path / "rig.toml"))
+        assert [line for line in log.splitlines() if PTY_NOTE in line] != []
+        assert log.count("pseudo-terminal") == 1
+        vpair.stop()
+
+
+def test_the_default_speed_on_a_pty_says_nothing(tmp_path: Path) -> None:
+    vpair, a, _ = start_vpair(tmp_path)
+    with vpair:
+        assert "pseudo-terminal" not in bridge_log(a)
+        vpair.stop()
+
+
+def test_only_ptys_count_as_pseudo_terminals(tmp_path: Path) -> None:
+    from dxserial.transports.serial import is_pseudo_terminal
+
+    vpair, a, _ = start_vpair(tmp_path)
+    with vpair:
+        assert is_pseudo_terminal(a)  # a symlink to /dev/pts/N
+        vpair.stop()
+    for port in ("/dev/null", str(tmp_path), "socket://127.0.0.1:5555", str(tmp_path / "nope")):
+        assert not is_pseudo_terminal(port)
