@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import copy
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from dxserial.draughts import (
@@ -135,7 +134,7 @@ class Verdict:
     problem: str = ""
     game: int = 0
     colour: Colour | None = None
-    fen_before: str | None = None
+    position_before: Position | None = None
     ply: int | None = None
     pdn: str | None = None
     move: LegalMove | None = None
@@ -150,6 +149,11 @@ class Verdict:
         return self.kind is None
 
     @property
+    def fen_before(self) -> str | None:
+        """The position before the message, as FEN (written out on demand: it costs)."""
+        return self.position_before.to_fen() if self.position_before is not None else None
+
+    @property
     def game_ended(self) -> GameEnded | None:
         """The GAMEEND exchange this message completed, if any."""
         for event in self.events:
@@ -158,18 +162,8 @@ class Verdict:
         return None
 
 
-class _LazyFen:
-    """The position before a message as FEN, written out only if a violation names it."""
-
-    def __init__(self, compute: Callable[[], str | None]) -> None:
-        self._compute: Callable[[], str | None] | None = compute
-        self._value: str | None = None
-
-    @property
-    def value(self) -> str | None:
-        if self._compute is not None:
-            self._value, self._compute = self._compute(), None
-        return self._value
+def _fen(position: Position | None) -> str | None:
+    return position.to_fen() if position is not None else None
 
 
 def chat_for(verdict: Verdict) -> Chat:
@@ -250,10 +244,11 @@ class Referee:
         colour = self._dialogue.colour_of(sender) if self._in_game() else None
         return f"{sender} ({colour_name(colour)})" if colour is not None else str(sender)
 
-    def _fen(self) -> str | None:
+    def _before(self) -> Position | None:
+        """The position a message is judged in, while it is known."""
         if not self._in_game() or self._unreliable_from is not None or not self._positions:
             return None
-        return self._positions[-1].to_fen()
+        return self._positions[-1]
 
     # ------------------------------------------------------------------ judging
 
@@ -267,26 +262,26 @@ class Referee:
             raise TypeError(f"not a DXP message: {type(msg).__name__}")
         sender = Role(sender)
         who = self._who(sender)
-        fen = _LazyFen(self._fen)  # written out only when a violation names the position
+        judged_in = self._before()  # written out as FEN only when a violation names it
         colour = self._dialogue.colour_of(sender) if self._in_game() else None
         trial = copy.copy(self._dialogue)  # committed only if the message is applied
         try:
             events = trial.handle(msg, sender)
         except DialogueError as exc:
-            return self._dialogue_violation(msg, sender, who, fen, colour, exc)
+            return self._dialogue_violation(msg, sender, who, judged_in, colour, exc)
         played = next((e for e in events if isinstance(e, MovePlayed)), None)
         if played is not None:
             assert isinstance(msg, Move)
-            return self._judge_move(msg, sender, who, fen, trial, played, tuple(events))
+            return self._judge_move(msg, sender, who, judged_in, trial, played, tuple(events))
         self._dialogue = trial
-        return self._apply_events(msg, sender, who, fen, tuple(events))
+        return self._apply_events(msg, sender, who, judged_in, tuple(events))
 
     def _dialogue_violation(
         self,
         msg: Message,
         sender: Role,
         who: str,
-        fen: _LazyFen,
+        judged_in: Position | None,
         colour: Colour | None,
         exc: DialogueError,
     ) -> Verdict:
@@ -297,7 +292,7 @@ class Referee:
         else:
             kind = ViolationKind.OUT_OF_TURN
             problem = f"{_describe(msg)} out of turn: {detail}"
-        text = f"{who} sent {problem}" + (f" (position {fen.value})" if fen.value else "")
+        text = f"{who} sent {problem}" + (f" (position {judged_in.to_fen()})" if judged_in else "")
         return Verdict(
             message=msg,
             sender=sender,
@@ -307,7 +302,7 @@ class Referee:
             problem=problem,
             game=self.game,
             colour=colour,
-            fen_before=fen.value,
+            position_before=judged_in,
             ply=self._dialogue.plies + 1 if isinstance(msg, Move) and self._in_game() else None,
             applied=False,
         )
@@ -317,7 +312,7 @@ class Referee:
         msg: Move,
         sender: Role,
         who: str,
-        fen: _LazyFen,
+        judged_in: Position | None,
         trial: Dialogue,
         played: MovePlayed,
         events: tuple[DialogueEvent, ...],
@@ -331,7 +326,7 @@ class Referee:
             text="",
             game=self.game,
             colour=played.colour,
-            fen_before=None,
+            position_before=judged_in,
             ply=played.ply,
         )
         short = describe_dxp_move(msg).split(" ")[0]
@@ -361,8 +356,8 @@ class Referee:
                 notes.append(f"record unreliable from ply {played.ply}: moves not judged")
             return replace(
                 base,
-                text=f"{who} played {short}: illegal move: {why} (position {fen.value})",
-                fen_before=fen.value,
+                text=f"{who} played {short}: illegal move: {why} (position {_fen(judged_in)})",
+                position_before=judged_in,
                 kind=ViolationKind.ILLEGAL_MOVE,
                 reason=reason,
                 problem=f"illegal move {short}: {why}",
@@ -419,7 +414,7 @@ class Referee:
         msg: Message,
         sender: Role,
         who: str,
-        fen: _LazyFen,
+        judged_in: Position | None,
         events: tuple[DialogueEvent, ...],
     ) -> Verdict:
         notes: list[str] = []
@@ -442,7 +437,7 @@ class Referee:
             text=text,
             game=self.game,
             colour=self._dialogue.colour_of(sender) if self._in_game() else None,
-            fen_before=None,
+            position_before=judged_in,
             events=events,
             result=result,
             notes=tuple(notes),

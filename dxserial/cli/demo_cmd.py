@@ -60,6 +60,9 @@ def demo_command(
     configure_logging(verbose, quiet=verbose == 0)
     if verbose == 0:
         logging.getLogger("dxserial").setLevel(logging.ERROR)
+        # The demo says itself how a game ended or why it stopped; the bridge's own account
+        # (messages left undelivered by a Ctrl-C, for instance) is for -v.
+        logging.getLogger("dxserial.bridge").setLevel(logging.CRITICAL)
     options = DemoOptions(
         moves=moves, baud=baud or None, depth=depth, seed=seed, board=not no_board, pdn_dir=pdn
     )
