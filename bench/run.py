@@ -76,7 +76,7 @@ def machine() -> str:
 # ----------------------------------------------------------------------- bridges
 
 
-def bridge_configs() -> list[tuple[str, list[str]]]:
+def bridge_configs(harness: Path) -> list[tuple[str, list[str]]]:
     dx = f"{shutil.which('dxserial') or sys.executable + ' -m dxserial'}"
     configs = [("pty floor (no bridge)", ["--bridge", "none"])]
     if shutil.which("ser2net"):
@@ -85,17 +85,19 @@ def bridge_configs() -> list[tuple[str, list[str]]]:
         )
     if shutil.which("socat"):
         configs.append(("socat, nodelay", ["--bridge", "socat", "--socat-tcp-opts", "nodelay"]))
-    configs.append(
-        (
-            "dxserial bridge --link nul",
-            [
-                "--bridge",
-                "cmd",
-                "--bridge-cmd",
-                f"{dx} bridge {{serial}} --link nul --listen 127.0.0.1:{{port}} -q",
-            ],
-        )
-    )
+    floor = Path(harness).parent / "floor_bridge.py"
+    if floor.is_file():  # the least a Python DXP bridge must do: the Python floor
+        for label, flag in (("python floor (asyncio)", ""), ("python floor (uvloop)", " --uvloop")):
+            cmd = f"{sys.executable} {floor} {{serial}} {{port}}{flag}"
+            configs.append((label, ["--bridge", "cmd", "--bridge-cmd", cmd]))
+    bridge = "bridge {serial} --link nul --listen 127.0.0.1:{port} -q"
+    for label, prefix, extra in (
+        ("dxserial bridge --link nul", "", ""),
+        ("dxserial bridge --link nul (asyncio loop)", "env DXSERIAL_LOOP=asyncio ", ""),
+        ("dxserial bridge --link nul --referee off", "", " --referee off"),
+    ):
+        command = f"{prefix}{dx} {bridge}{extra}"
+        configs.append((label, ["--bridge", "cmd", "--bridge-cmd", command]))
     return configs
 
 
@@ -104,7 +106,7 @@ def run_bridges(args: argparse.Namespace) -> str:
     rows: dict[str, dict[str, list[float]]] = {}
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for label, extra in bridge_configs():
+        for label, extra in bridge_configs(harness):
             out = Path(tmp) / "out.jsonl"
             out.unlink(missing_ok=True)
             cmd = [

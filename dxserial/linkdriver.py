@@ -17,12 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from dxserial.errors import DxSerialError, PortError
 from dxserial.protocol.links import Layer1Link, NulLink
 from dxserial.protocol.nulmodem import NulModemEvent
-from dxserial.transports.base import ByteLink
+from dxserial.transports.base import ByteLink, PushLink
 
 log = logging.getLogger("dxserial.link")
 
@@ -55,6 +55,7 @@ class LinkDriver:
         self._attached_before = False
         self._servicing = False
         self._again = False
+        self._watchers: list[tuple[Callable[[], None], Callable[[], None]]] = []
 
     @property
     def port(self) -> ByteLink | None:
@@ -97,16 +98,35 @@ class LinkDriver:
         await self._room.wait()
 
     async def read_until_lost(
-        self, port: ByteLink, gate: Callable[[], Awaitable[None]] | None = None
+        self, port: ByteLink, gate: LinkDriver | None = None
     ) -> DxSerialError | None:
         """Feed everything read from ``port`` to the link; return why reading stopped.
 
-        ``gate`` is awaited before each read (backpressure from where the messages go).
-        ``None`` means a clean end of file (a TCP peer that closed).
+        ``gate`` is the driver whose queue these messages feed: while it is full, reading
+        pauses (backpressure).  ``None`` means a clean end of file (a TCP peer that closed).
+        Where the port can push (:meth:`~dxserial.transports.base.StreamLink.start_push`),
+        each chunk is handled in the transport's own callback, with no task switch.
         """
+        if isinstance(port, PushLink):
+            loop = asyncio.get_running_loop()
+            ended: asyncio.Future[DxSerialError | None] = loop.create_future()
+
+            def on_end(why: DxSerialError | None) -> None:
+                if not ended.done():
+                    ended.set_result(why)
+
+            if port.start_push(self.feed, on_end):
+                watch = None
+                if gate is not None:
+                    watch = gate.watch_room(port.pause_reading, port.resume_reading)
+                try:
+                    return await ended
+                finally:
+                    if gate is not None and watch is not None:
+                        gate.unwatch_room(watch)
         while True:
             if gate is not None:
-                await gate()
+                await gate.room()
             try:
                 data = await port.read()
             except DxSerialError as exc:
@@ -116,6 +136,23 @@ class LinkDriver:
             if not data:
                 return None
             self.feed(data)
+
+    def watch_room(
+        self, on_full: Callable[[], None], on_room: Callable[[], None]
+    ) -> tuple[Callable[[], None], Callable[[], None]]:
+        """Call ``on_full`` when this link's queue reaches the high-water mark, ``on_room``
+        when it has room again (now, too, if it is full already)."""
+        watch = (on_full, on_room)
+        self._watchers.append(watch)
+        if not self._room.is_set():
+            on_full()
+        return watch
+
+    def unwatch_room(self, watch: tuple[Callable[[], None], Callable[[], None]]) -> None:
+        if watch in self._watchers:
+            self._watchers.remove(watch)
+            if not self._room.is_set():
+                watch[1]()
 
     def service(self) -> None:
         """Hand out events, write what the kernel takes now, re-arm the timer.
@@ -138,9 +175,14 @@ class LinkDriver:
             self._servicing = False
         self._arm_timer()
         if self.link.queued >= self.high_water:
-            self._room.clear()
-        else:
+            if self._room.is_set():
+                self._room.clear()
+                for on_full, _ in list(self._watchers):
+                    on_full()
+        elif not self._room.is_set():
             self._room.set()
+            for _, on_room in list(self._watchers):
+                on_room()
 
     def _write_now(self) -> None:
         port = self._port

@@ -179,3 +179,16 @@ def test_missing_port_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "nope" in lines[0], result.stderr
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_both_event_loops_carry_a_game(
+    loop: str, rig_factory: RigFactory, scan_game: list[dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if loop == "uvloop":
+        pytest.importorskip("uvloop")
+    monkeypatch.setenv("DXSERIAL_LOOP", loop)
+    rig = rig_factory()
+    with NulModemPeer(rig.peer_path, seed=7) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        play_game(scan_game[:30], peer, client, serial_role="initiator")
+    assert f"event loop: {loop}" in rig.log()

@@ -49,6 +49,10 @@ from dxserial.transports.tcp import TcpLink, tcp_connect, tcp_listen
 
 log = logging.getLogger("dxserial.bridge")
 
+
+def loop_name(loop: asyncio.AbstractEventLoop) -> str:
+    return "uvloop" if type(loop).__module__.startswith("uvloop") else "asyncio"
+
 #: The keys of the closing counts, always present (0 when nothing happened).
 COUNT_KEYS = (
     "serial->tcp", "tcp->serial", "queued", "delivered", "dropped", "lost", "sent-by-bridge",
@@ -189,7 +193,11 @@ class Bridge:
         except BaseException:
             self._files.close()
             raise
-        self._log(logging.INFO, f"serial port {self.cfg.port} open ({self.cfg.link} link)")
+        self._log(
+            logging.INFO,
+            f"serial port {self.cfg.port} open ({self.cfg.link} link); event loop: "
+            f"{loop_name(asyncio.get_running_loop())}",
+        )
         tasks = [asyncio.create_task(self._serial_loop(), name="serial-reader")]
         try:
             if self.cfg.connect is not None:
@@ -250,7 +258,7 @@ class Bridge:
             if port is None:
                 await self._reopen_serial()
                 continue
-            why = await driver.read_until_lost(port, gate=self._drivers[TCP].room)
+            why = await driver.read_until_lost(port, gate=self._drivers[TCP])
             driver.detach()
             grace = self.cfg.serial_grace
             self._log(
@@ -364,7 +372,7 @@ class Bridge:
         self._peer = link
         driver.attach(link)
         self._apply(self.relay.joined(TCP, self._now(), link.peer))
-        why = await driver.read_until_lost(link, gate=self._drivers[SERIAL].room)
+        why = await driver.read_until_lost(link, gate=self._drivers[SERIAL])
         if self._peer is link:
             self._peer_gone(link, str(why) if why else "closed")
         await link.close()

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import typer
 
+from dxserial import runtime
 from dxserial.bridge import Bridge, BridgeConfig, IPNetwork
 from dxserial.bridge.settings import DEFAULT_PEER_GRACE, DEFAULT_SERIAL_GRACE
 from dxserial.cli.app import app
@@ -304,7 +305,7 @@ def bridge_command(
     )
     writer = TraceWriter(Path(trace)) if trace is not None else None
     try:
-        asyncio.run(_run(config, writer))
+        runtime.run(_run(config, writer))
     finally:
         if writer is not None:
             writer.close()

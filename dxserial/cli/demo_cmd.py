@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
 from dxserial.demo import DemoInterrupted, DemoOptions, DemoResult, run_demo
@@ -68,7 +69,7 @@ def demo_command(
     )
     got: list[signal.Signals] = []
     try:
-        result = asyncio.run(_run(options, got))
+        result = runtime.run(_run(options, got))
     except DemoInterrupted as exc:
         sig = got[0] if got else signal.SIGINT
         how = "interrupted by Ctrl-C" if sig is signal.SIGINT else f"stopped by {sig.name}"

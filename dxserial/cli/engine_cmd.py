@@ -8,6 +8,7 @@ import sys
 
 import typer
 
+from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging, nulmodem_settings
 from dxserial.endpoint import EngineEndpoint, LinkKind, LinkOptions, parse_engine_endpoint
@@ -187,7 +188,7 @@ def engine_command(
         answer_timeout=answer_timeout,
     )
     where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
-    result = asyncio.run(_run(Player(config), where, verbose >= 1))
+    result = runtime.run(_run(Player(config), where, verbose >= 1))
     sys.stdout.flush()
     if result.code:
         print(f"dxserial: error: {result.message}", file=sys.stderr)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
 from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
@@ -130,7 +131,7 @@ def match_command(
         log_messages=verbose >= 1,
     )
     match = Match(endpoints[0], endpoints[1], config, progress=_progress())
-    completed = asyncio.run(_run(match))
+    completed = runtime.run(_run(match))
     sys.stdout.flush()
     if not completed:
         print(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import typer
 
+from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
 from dxserial.errors import DxSerialError
@@ -83,7 +83,7 @@ def selftest_command(
             xonxoff=xonxoff,
         )
         options = SelftestOptions(count=count, samples=samples, timeout=timeout, max_rtt_ms=max_rtt)
-        report = asyncio.run(run_selftest(port, settings, peer=peer, options=options))
+        report = runtime.run(run_selftest(port, settings, peer=peer, options=options))
     except DxSerialError as exc:
         if not as_json:
             raise

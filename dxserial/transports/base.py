@@ -15,8 +15,10 @@ Two rules every link keeps:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from typing import Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol, SupportsIndex, runtime_checkable
 
 from dxserial.errors import PortError
 
@@ -61,6 +63,159 @@ class ByteLink(Protocol):
         ...
 
 
+#: Called with each chunk read, in the transport's own callback.
+DataCallback = Callable[[bytes], None]
+#: Called once when the link ends: ``None`` for a clean end, else why.
+EndCallback = Callable[[PortError | None], None]
+
+
+@runtime_checkable
+class PushLink(Protocol):
+    """A :class:`ByteLink` that can also hand each chunk to a callback as it arrives."""
+
+    def start_push(self, on_data: DataCallback, on_end: EndCallback) -> bool: ...
+    def pause_reading(self) -> None: ...
+    def resume_reading(self) -> None: ...
+
+
+class PushReader(asyncio.StreamReader):
+    """A stream reader that can hand each chunk straight to a callback.
+
+    asyncio's own reader buffers data and wakes a reading task: one extra pass of the event
+    loop per read, on the bridge's hot path.  In push mode (:meth:`push_to`) each chunk is
+    handed on inside the transport's callback instead.  Until then, and for callers that
+    use :meth:`read`, it buffers (bounded: the transport is paused past ``2 * limit``).
+    Only the reader's public methods are overridden; asyncio's buffer is never touched.
+    """
+
+    def __init__(self, limit: int = READ_CHUNK) -> None:
+        super().__init__(limit=limit)
+        self._limit_bytes = limit
+        self._data = bytearray()
+        self._ended = False
+        self._error: Exception | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._transport_ref: asyncio.BaseTransport | None = None
+        self._paused = False
+        self._on_data: DataCallback | None = None
+        self._on_end: Callable[[BaseException | None], None] | None = None
+
+    def set_transport(self, transport: asyncio.BaseTransport) -> None:
+        super().set_transport(transport)
+        self._transport_ref = transport
+
+    def push_to(
+        self,
+        on_data: DataCallback,
+        on_end: Callable[[BaseException | None], None],
+    ) -> None:
+        """From now on, hand every chunk to ``on_data`` and the end to ``on_end``."""
+        self._on_data, self._on_end = on_data, on_end
+        if self._data:
+            data = bytes(self._data)
+            self._data.clear()
+            self._resume()
+            on_data(data)
+        if self._ended or self._error is not None:
+            self._finish()
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        data = bytes(data)
+        if not data:
+            return
+        if self._on_data is not None:
+            self._on_data(data)
+            return
+        self._data += data
+        self._wake()
+        transport = self._transport_ref
+        if len(self._data) > 2 * self._limit_bytes and transport is not None and not self._paused:
+            with contextlib.suppress(NotImplementedError, AttributeError):
+                transport.pause_reading()  # type: ignore[attr-defined]
+                self._paused = True
+
+    def feed_eof(self) -> None:
+        self._ended = True
+        self._wake()
+        if self._on_end is not None:
+            self._finish()
+
+    def set_exception(self, exc: BaseException) -> None:
+        self._error = exc if isinstance(exc, Exception) else ConnectionAbortedError(str(exc))
+        self._wake()
+        if self._on_end is not None:
+            self._finish()
+
+    def exception(self) -> Exception | None:
+        return self._error
+
+    def at_eof(self) -> bool:
+        return self._ended and not self._data
+
+    async def read(self, n: int = -1) -> bytes:
+        while not self._data and not self._ended and self._error is None:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        if self._data:
+            size = len(self._data) if n < 0 else min(n, len(self._data))
+            out = bytes(self._data[:size])
+            del self._data[:size]
+            self._resume()
+            return out
+        if self._error is not None:
+            raise self._error
+        return b""
+
+    def _finish(self) -> None:
+        on_end, self._on_end = self._on_end, None
+        self._on_data = None
+        if on_end is not None:
+            on_end(self._error)
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _resume(self) -> None:
+        transport = self._transport_ref
+        if self._paused and transport is not None and len(self._data) <= self._limit_bytes:
+            with contextlib.suppress(NotImplementedError, AttributeError):
+                transport.resume_reading()  # type: ignore[attr-defined]
+            self._paused = False
+
+
+def stream_pair(
+    transport: asyncio.Transport, protocol: asyncio.StreamReaderProtocol, reader: PushReader
+) -> tuple[PushReader, asyncio.StreamWriter]:
+    """The writer that goes with ``reader`` on an already connected ``transport``."""
+    return reader, asyncio.StreamWriter(transport, protocol, reader, asyncio.get_running_loop())
+
+
+async def open_connection(host: str, port: int) -> tuple[PushReader, asyncio.StreamWriter]:
+    """``asyncio.open_connection`` with a :class:`PushReader`."""
+    loop = asyncio.get_running_loop()
+    reader = PushReader()
+    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+    transport, _ = await loop.create_connection(lambda: protocol, host, port)
+    return stream_pair(transport, protocol, reader)
+
+
+ClientCallback = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None] | None]
+
+
+async def start_server(on_client: ClientCallback, host: str, port: int) -> asyncio.Server:
+    """``asyncio.start_server`` with a :class:`PushReader` per connection."""
+    loop = asyncio.get_running_loop()
+
+    def factory() -> asyncio.StreamReaderProtocol:
+        return asyncio.StreamReaderProtocol(PushReader(), on_client, loop=loop)
+
+    return await loop.create_server(factory, host, port)
+
+
 class StreamLink:
     """A :class:`ByteLink` over an asyncio ``StreamReader``/``StreamWriter`` pair.
 
@@ -90,6 +245,63 @@ class StreamLink:
     def _at_eof(self) -> bytes:
         """What ``read()`` returns (or raises) when the other end closed cleanly."""
         return b""
+
+    def start_push(self, on_data: DataCallback, on_end: EndCallback) -> bool:
+        """Hand every chunk to ``on_data`` as it arrives, and the end to ``on_end``.
+
+        ``False`` (and nothing changes) when this link cannot: then use :meth:`read`.  An
+        error raised by ``on_data`` ends the link (it is logged, with its traceback, as a
+        bug) rather than escaping into the event loop.
+        """
+        reader = self._reader
+        if not isinstance(reader, PushReader):
+            return False
+        ended = False
+
+        def end(exc: BaseException | None) -> None:
+            nonlocal ended
+            if ended:
+                return
+            ended = True
+            if exc is None:
+                try:
+                    self._at_eof()
+                except PortError as lost:
+                    on_end(lost)
+                    return
+                on_end(None)
+            elif isinstance(exc, PortError):
+                on_end(exc)
+            else:
+                on_end(self._lost(exc))
+
+        def data(chunk: bytes) -> None:
+            if ended:
+                return
+            try:
+                decoded = self._decode(chunk)
+                if decoded:
+                    on_data(decoded)
+            except Exception as exc:
+                log.exception("%s: handling what was read failed", self.name)
+                end(PortError(f"{self.name}: internal error: {exc}"))
+                self._writer.transport.abort()
+
+        reader.push_to(data, end)
+        return True
+
+    def pause_reading(self) -> None:
+        """Stop reading from the OS (flow control: the other side cannot keep up)."""
+        with contextlib.suppress(RuntimeError, AttributeError, NotImplementedError):
+            self._writer.transport.pause_reading()  # type: ignore[attr-defined]
+
+    def resume_reading(self) -> None:
+        with contextlib.suppress(RuntimeError, AttributeError, NotImplementedError):
+            self._writer.transport.resume_reading()  # type: ignore[attr-defined]
+
+    def _decode(self, chunk: bytes) -> bytes:
+        """What a chunk read carries (a subclass may absorb escapes); identity here."""
+        return chunk
 
     async def read(self) -> bytes:
         """Next chunk, as soon as any bytes arrived."""

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple, TypeAlias
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import READ_CHUNK, os_reason
+from dxserial.transports.base import open_connection, os_reason, start_server
 from dxserial.transports.schemes import SCHEMES as ALL_SCHEMES
 from dxserial.transports.serial import SerialLink, SerialSettings
 from dxserial.transports.tcp import Endpoint, format_address, parse_endpoint, tune_socket
@@ -303,16 +303,22 @@ class DosboxLink(SerialLink):
         """Next chunk of data bytes; line-state escapes are absorbed on the way."""
         while True:
             chunk = await super().read()
-            if not chunk or self.transparent:
+            if not chunk:
                 return chunk
-            data = bytearray()
-            for event in self._decoder.feed(chunk):
-                if isinstance(event, LineState):
-                    self._peer_state(event)
-                else:
-                    data += event
+            data = self._decode(chunk)
             if data:
-                return bytes(data)
+                return data
+
+    def _decode(self, chunk: bytes) -> bytes:
+        if self.transparent:
+            return chunk
+        data = bytearray()
+        for event in self._decoder.feed(chunk):
+            if isinstance(event, LineState):
+                self._peer_state(event)
+            else:
+                data += event
+        return bytes(data)
 
     def _peer_state(self, state: LineState) -> None:
         if state.brk:
@@ -394,7 +400,7 @@ async def _connect(
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     try:
         return await asyncio.wait_for(
-            asyncio.open_connection(endpoint.host, endpoint.port, limit=READ_CHUNK), timeout
+            open_connection(endpoint.host, endpoint.port), timeout
         )
     except TimeoutError:
         raise PortError(f"cannot open {url}: DOSBox did not answer within {timeout:g} s") from None
@@ -427,9 +433,7 @@ async def _accept_one(
         accepted.set_result((reader, writer))
 
     try:
-        server = await asyncio.start_server(
-            on_connection, endpoint.host, endpoint.port, limit=READ_CHUNK
-        )
+        server = await start_server(on_connection, endpoint.host, endpoint.port)
     except socket.gaierror as exc:
         raise PortError(f"cannot listen on {url}: unknown host ({exc.strerror})") from None
     except OSError as exc:

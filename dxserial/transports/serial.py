@@ -35,7 +35,7 @@ import serial
 from serial_asyncio_fast import SerialTransport
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import READ_CHUNK, StreamLink, os_reason
+from dxserial.transports.base import PushReader, StreamLink, os_reason
 from dxserial.transports.schemes import lookup, split_scheme
 from dxserial.transports.tcp import tune_socket
 
@@ -347,7 +347,7 @@ async def _open_device(port: str, device: str, settings: SerialSettings) -> Seri
         # The open goes on in its thread; do not leak the port it may still return.
         future.add_done_callback(_close_if_opened)
         raise
-    reader = asyncio.StreamReader(limit=READ_CHUNK, loop=loop)
+    reader = PushReader()
     protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
     transport = _SerialTransport(loop, protocol, ser)
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
@@ -371,7 +371,7 @@ async def _open_socket(url: str, rest: str, settings: SerialSettings) -> SerialL
     if not host or tcp_port is None or parsed.path not in ("", "/") or parsed.query:
         raise ConfigError(f"{url}: expected socket://HOST:PORT, e.g. socket://127.0.0.1:7000")
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=READ_CHUNK, loop=loop)
+    reader = PushReader()
     protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
     try:
         transport, _ = await loop.create_connection(lambda: protocol, host, tcp_port)

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import READ_CHUNK, StreamLink, os_reason
+from dxserial.transports.base import StreamLink, open_connection, os_reason, start_server
 
 log = logging.getLogger("dxserial.transports.tcp")
 
@@ -146,7 +146,7 @@ async def tcp_connect(host: str, port: int, *, timeout: float = 10.0) -> TcpLink
     where = format_address(host, port)
     try:
         reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, limit=READ_CHUNK), timeout
+            open_connection(host, port), timeout
         )
     except TimeoutError:
         raise PortError(f"cannot connect to {where}: no answer within {timeout:g} s") from None
@@ -187,7 +187,7 @@ async def tcp_listen(
             await link.close()
 
     try:
-        return await asyncio.start_server(serve, host, port, limit=READ_CHUNK)
+        return await start_server(serve, host, port)
     except socket.gaierror as exc:
         raise PortError(f"cannot listen on {where}: unknown host ({exc.strerror})") from None
     except OSError as exc:
