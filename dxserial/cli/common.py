@@ -39,7 +39,7 @@ def note_pty_speed(port: str, baud: int) -> None:
     if is_pseudo_terminal(port):
         logging.getLogger("dxserial").warning(
             "%s is a pseudo-terminal: it ignores --baud %d (a dxserial vpair sets the line "
-            "speed with its own --baud)",
+            "speed with its own --baud, or follows this one when it runs with --termios)",
             port,
             baud,
         )
