@@ -252,3 +252,53 @@ def test_bad_arguments(tmp_path: Path) -> None:
 def test_random_seed_is_reported(paths: tuple[str, str]) -> None:
     vp = VirtualPair(*paths, drop=0.5)
     assert isinstance(vp.seed, int)
+
+
+def _set_speed(fd: int, baud: int) -> None:
+    """What pyserial does on open: both speeds of the tty set with tcsetattr."""
+    import termios
+
+    attrs = termios.tcgetattr(fd)
+    attrs[4] = attrs[5] = getattr(termios, f"B{baud}")
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+
+MESSAGE = b"\x02R01dxserial probe\x03"
+
+
+def test_ends_at_different_speeds_receive_what_a_uart_would(paths: tuple[str, str]) -> None:
+    from dxserial.transports.uart import garble
+
+    with VirtualPair(*paths, baud_a=9600, baud_b=2400) as vp:
+        fd_a, fd_b = open_raw(vp.path_a), open_raw(vp.path_b)
+        try:
+            expected = garble(MESSAGE, 9600, 2400)
+            write_all(fd_a, MESSAGE)
+            assert read_exactly(fd_b, len(expected)) == expected != MESSAGE
+            back = garble(MESSAGE, 2400, 9600)
+            write_all(fd_b, MESSAGE)
+            assert read_exactly(fd_a, len(back)) == back
+            wait_until(lambda: vp.stats.a_to_b.mismatched == len(MESSAGE), what="stats")
+        finally:
+            os.close(fd_a)
+            os.close(fd_b)
+
+
+def test_termios_speeds_set_on_each_end_are_honoured(paths: tuple[str, str]) -> None:
+    from dxserial.transports.uart import garble
+
+    with VirtualPair(*paths, termios_speed=True) as vp:
+        fd_a, fd_b = open_raw(vp.path_a), open_raw(vp.path_b)
+        try:
+            _set_speed(fd_a, 9600)
+            _set_speed(fd_b, 2400)
+            assert (vp.speed("a"), vp.speed("b")) == (9600, 2400)
+            expected = garble(MESSAGE, 9600, 2400)
+            write_all(fd_a, MESSAGE)
+            assert read_exactly(fd_b, len(expected)) == expected
+            _set_speed(fd_b, 9600)  # the program on B agrees now: clean bytes again
+            write_all(fd_a, MESSAGE)
+            assert read_exactly(fd_b, len(MESSAGE)) == MESSAGE
+        finally:
+            os.close(fd_a)
+            os.close(fd_b)

@@ -51,7 +51,7 @@ def test_stdin_commands_unplug_replug_and_stats(tmp_path: Path) -> None:
         cli.send("stats")
         stats = json.loads(cli.out.expect("stats ").removeprefix("stats "))
         assert set(stats) == {"a_to_b", "b_to_a"}
-        assert set(stats["a_to_b"]) == {"relayed", "dropped", "corrupted", "lost"}
+        assert set(stats["a_to_b"]) == {"relayed", "dropped", "corrupted", "lost", "mismatched"}
         assert cli.stop(signal.SIGINT) == 0
         errors = cli.stderr()
         assert "seed=3" in errors

@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Check a serial line before a match: every byte, the round trip per character, the "
         "modem lines, and a verdict saying what to fix.",
     ),
+    "probe": (
+        "dxserial.cli.probe_cmd",
+        "Find out how the engine on PORT speaks DXP, and print the bridge command that works.",
+    ),
     "demo": ("dxserial.cli.demo_cmd", "Play a short game through the bridge, with no hardware."),
     "engine": (
         "dxserial.cli.engine_cmd",

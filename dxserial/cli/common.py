@@ -39,7 +39,7 @@ def note_pty_speed(port: str, baud: int) -> None:
     if is_pseudo_terminal(port):
         logging.getLogger("dxserial").warning(
             "%s is a pseudo-terminal: it ignores --baud %d (a dxserial vpair sets the line "
-            "speed with its own --baud)",
+            "speed with its own --baud, or follows this one when it runs with --termios)",
             port,
             baud,
         )
@@ -60,7 +60,12 @@ def parse_byte(option: str, text: str) -> int:
 
 
 def nulmodem_settings(
-    start_byte: str, end_byte: str, echo_timeout: float, max_attempts: int
+    start_byte: str,
+    end_byte: str,
+    echo_timeout: float,
+    max_attempts: int,
+    *,
+    learn_start: bool = True,
 ) -> NulModemSettings:
     """The NULMODEM options every command that speaks the handshake takes, checked."""
     settings = NulModemSettings(
@@ -68,6 +73,7 @@ def nulmodem_settings(
         end=parse_byte("--end-byte", end_byte),
         timeout=echo_timeout,
         max_attempts=max_attempts,
+        learn_start=learn_start,
     )
     if settings.start == settings.end:
         raise ConfigError("--start-byte and --end-byte must differ")

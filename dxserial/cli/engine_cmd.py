@@ -42,9 +42,13 @@ def link_options(
     echo_timeout: float,
     max_attempts: int,
     connect_timeout: float,
+    *,
+    learn_start: bool = True,
 ) -> LinkOptions:
     """Check the layer-1 options shared by ``engine`` and ``match``."""
-    nulmodem = nulmodem_settings(start_byte, end_byte, echo_timeout, max_attempts)
+    nulmodem = nulmodem_settings(
+        start_byte, end_byte, echo_timeout, max_attempts, learn_start=learn_start
+    )
     if not connect_timeout > 0:  # also refuses nan, which would wait forever
         raise ConfigError("--connect-timeout must be > 0")
     return LinkOptions(
@@ -81,7 +85,11 @@ def engine_command(
     link: str = typer.Option(
         "nulmodem", "--link", help="Layer 1 on a serial port: 'nulmodem' or 'nul'. TCP: NUL."
     ),
-    baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
+    baud: int = typer.Option(
+        9600,
+        "--baud",
+        help="Serial line speed (set with termios: a 'dxserial vpair --termios' end honours it).",
+    ),
     start_byte: str = typer.Option(
         "0x02",
         "--start-byte",
@@ -90,6 +98,15 @@ def engine_command(
     ),
     end_byte: str = typer.Option(
         "0x03", "--end-byte", rich_help_panel="NULMODEM handshake", help="NULMODEM end character."
+    ),
+    learn_start: bool = typer.Option(
+        True,
+        "--learn-start/--no-learn-start",
+        rich_help_panel="NULMODEM handshake",
+        help="NULMODEM: also take a peer's other control byte for its start byte when it "
+        "speaks first (as the bridge does). --no-learn-start answers only --start-byte and "
+        "--end-byte, as a DOS program that knows no other would: a peer for testing "
+        "'dxserial probe'.",
     ),
     echo_timeout: float = typer.Option(
         5.0,
@@ -173,7 +190,14 @@ def engine_command(
     if not answer_timeout > 0:
         raise ConfigError(f"--answer-timeout {answer_timeout:g}: must be > 0 seconds")
     options = link_options(
-        link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
+        link,
+        baud,
+        start_byte,
+        end_byte,
+        echo_timeout,
+        max_attempts,
+        connect_timeout,
+        learn_start=learn_start,
     )
     config = PlayerConfig(
         role=Role(role),

@@ -38,6 +38,7 @@ class NulModemSettings:
     end: int = 0x03
     timeout: float = 5.0
     max_attempts: int = 5
+    learn_start: bool = True  # False: only these bytes, as a DOS program that knows no other
 
 
 class Layer1Link(Protocol):
@@ -162,6 +163,7 @@ def make_link(
         end=nm.end,
         timeout=nm.timeout,
         max_attempts=nm.max_attempts,
+        learn_start=nm.learn_start,
         max_queue=max_queue,
     )
 

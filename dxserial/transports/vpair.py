@@ -19,9 +19,18 @@ Behaviour worth knowing:
   with a pulled USB adapter.  Bytes in flight toward it, and bytes sent to it while
   unplugged, are counted as ``lost``.  Replugging makes a new pty (usually a new
   /dev/pts number) behind the same path.
-* Pacing (``baud``): 10 bits per character; in each direction a byte is delivered no
-  earlier than ``max(its arrival, previous delivery) + 10/baud`` s, so an echo round trip
-  of one byte takes about two character times.
+* Speeds: each end has one (``baud_a``/``baud_b``, else ``baud``, else with
+  ``termios_speed`` whatever the program on that end set with tcsetattr, which is how
+  pyserial sets its baudrate; else none: unpaced).  Read from the relay's own slave fd:
+  a pty's termios is shared by every fd of it.  One speed (or one end unpaced): 10 bits
+  per character, byte n of a burst due at an absolute deadline ``max(arrival, previous
+  delivery) + (n + 1) x 10/baud`` so the relay's own lateness never accumulates
+  (measured by bench/vpair_timing.py at 9600 baud on a shared 2-core machine: the first
+  byte about 1.4 ms late, each later one within 0.5 ms median, 1.2 ms p99, of its true
+  time, no drift).  An echo round trip of one byte takes about two character times.
+  Two different speeds: the receiving end gets what a UART at its speed samples from
+  the sender's bit stream (:mod:`dxserial.transports.uart`): wrong values, more or fewer
+  bytes.  A speed that changes while characters are on the wire loses them (``lost``).
 * Faults are drawn per byte and direction from a generator seeded with ``seed`` (random
   when not given; see :attr:`VirtualPair.seed`), in byte order, so the same seed and the
   same byte stream give the same faults however the bytes were chunked.
@@ -34,6 +43,7 @@ import logging
 import os
 import random
 import selectors
+import termios
 import threading
 import time
 import tty
@@ -44,6 +54,7 @@ from types import TracebackType
 from typing import Literal
 
 from dxserial.errors import ConfigError, PortError
+from dxserial.transports.uart import UartLine
 
 log = logging.getLogger("dxserial.transports.vpair")
 
@@ -61,13 +72,16 @@ class DirectionStats:
     """Byte counts for one direction.
 
     ``relayed``: written to the receiving end (corrupted ones included); ``dropped`` and
-    ``corrupted``: the faults; ``lost``: discarded because the receiving end was unplugged.
+    ``corrupted``: the faults; ``lost``: discarded because the receiving end was unplugged;
+    ``mismatched``: sent while the two ends' speeds differed (what arrived of them is in
+    ``relayed``, garbled).
     """
 
     relayed: int = 0
     dropped: int = 0
     corrupted: int = 0
     lost: int = 0
+    mismatched: int = 0
 
 
 @dataclass(frozen=True)
@@ -120,25 +134,47 @@ class _End:
 
 
 class _Lane:
-    """One direction: faults on the way in, a deadline queue on the way out."""
+    """One direction: faults on the way in, then either a deadline queue (both ends at one
+    speed, or unpaced) or the bit-level UART model (the ends' speeds differ)."""
 
     def __init__(
-        self, src: _End, dst: _End, baud: int | None, drop: float, corrupt: float, seed: int
+        self,
+        src: _End,
+        dst: _End,
+        speeds: Callable[[], tuple[int | None, int | None]],
+        drop: float,
+        corrupt: float,
+        seed: int,
     ) -> None:
         self.src, self.dst = src, dst
-        self.char_time = BITS_PER_CHAR / baud if baud else None
-        self.limit = QUEUE_LIMIT_PACED if baud else QUEUE_LIMIT
+        self.speeds = speeds  # (sender's speed, receiver's speed), None: unpaced
         self.drop, self.corrupt = drop, corrupt
         self.rng = random.Random(f"{seed}:{src.name}->{dst.name}")
-        # Entries [deadline of first byte, bytes]; byte k is due at deadline + k*char_time.
+        # Entries [deadline of first byte, bytes, char time]; byte k is due at
+        # deadline + k * char time (char time 0: unpaced).
         self.queue: deque[list[float | bytearray]] = deque()
-        self.queued = 0
+        self.paced_queued = 0
         self.last_due = 0.0  # deadline of the last queued byte
+        self.uart: UartLine | None = None  # speeds differ: what the receiver makes of it
+        self.garbled = bytearray()  # decoded by the UART model, not yet written
         self.blocked = False  # the receiving pty is full; wait for it to be writable
-        self.relayed = self.dropped = self.corrupted = self.lost = 0
+        self.relayed = self.dropped = self.corrupted = self.lost = self.mismatched = 0
+
+    @property
+    def queued(self) -> int:
+        """Bytes on their way (for the limit that holds the sender back)."""
+        on_wire = self.uart.pending if self.uart is not None else 0
+        return self.paced_queued + on_wire + len(self.garbled)
+
+    @property
+    def limit(self) -> int:
+        tx, rx = self.speeds()
+        return QUEUE_LIMIT_PACED if tx or rx else QUEUE_LIMIT
 
     def stats(self) -> DirectionStats:
-        return DirectionStats(self.relayed, self.dropped, self.corrupted, self.lost)
+        return DirectionStats(
+            self.relayed, self.dropped, self.corrupted, self.lost, self.mismatched
+        )
 
     def feed(self, data: bytes, now: float) -> None:
         if self.drop or self.corrupt:
@@ -148,24 +184,45 @@ class _Lane:
         if not self.dst.plugged:
             self.lost += len(data)
             return
-        if self.char_time is None:
-            first = now
+        tx, rx = self.speeds()
+        if tx is not None and rx is not None and tx != rx:
+            self._feed_mismatched(data, now, tx, rx)
+            return
+        baud = tx or rx
+        char_time = BITS_PER_CHAR / baud if baud else 0.0
+        if char_time:
+            # Absolute deadlines: byte n of a burst is due at first + n * char time, so
+            # lateness of the relay thread never accumulates.
+            first = max(now, self.last_due, self._uart_free(now)) + char_time
+            self.last_due = first + (len(data) - 1) * char_time
         else:
-            first = max(now, self.last_due) + self.char_time
-            self.last_due = first + (len(data) - 1) * self.char_time
+            first = now
+        self.paced_queued += len(data)
         if self.queue:
             tail = self.queue[-1]
-            tail_first, tail_data = tail
+            tail_first, tail_data, tail_ct = tail
             assert isinstance(tail_first, float) and isinstance(tail_data, bytearray)
-            contiguous = self.char_time is None or abs(
-                tail_first + len(tail_data) * self.char_time - first
-            ) < 1e-9
-            if contiguous:
+            if tail_ct == char_time and (
+                not char_time or abs(tail_first + len(tail_data) * char_time - first) < 1e-9
+            ):
                 tail_data += data
-                self.queued += len(data)
                 return
-        self.queue.append([first, bytearray(data)])
-        self.queued += len(data)
+        self.queue.append([first, bytearray(data), char_time])
+
+    def _feed_mismatched(self, data: bytes, now: float, tx: int, rx: int) -> None:
+        """The ends disagree on the speed: the receiver samples the sender's bit stream."""
+        uart = self.uart
+        if uart is None or (uart.tx_baud, uart.rx_baud) != (tx, rx):
+            start = max(now, self.last_due, self._uart_free(now))
+            if uart is not None and uart.pending:  # a speed changed mid-character
+                self.lost += uart.pending
+            uart = self.uart = UartLine(tx, rx)
+            now = start
+        uart.send(data, now)
+        self.mismatched += len(data)
+
+    def _uart_free(self, now: float) -> float:
+        return self.uart.busy_until if self.uart is not None else now
 
     def _faults(self, data: bytes) -> bytes:
         """Per byte, in order: maybe drop it; else maybe flip one of its bits."""
@@ -184,45 +241,69 @@ class _Lane:
     def flush(self, now: float) -> None:
         """Write every byte that is due; stop at a full receiver."""
         self.blocked = False
+        if self.uart is not None:
+            self.garbled += bytes(value for _, value in self.uart.receive(now))
+            if self.garbled and not self._write_garbled():
+                return
+            if not self.uart.pending and self.uart.busy_until <= now:
+                self.uart = None
         while self.queue:
             entry = self.queue[0]
-            first, data = entry
+            first, data, char_time = entry
             assert isinstance(first, float) and isinstance(data, bytearray)
+            assert isinstance(char_time, float)
             if first > now:
                 return
-            if self.char_time is None:
-                due = len(data)
-            else:
-                due = min(len(data), int((now - first) / self.char_time) + 1)
-            assert self.dst.master is not None
-            try:
-                written = os.write(self.dst.master, data[:due])
-            except BlockingIOError:
-                written = 0
-            self.relayed += written
-            self.queued -= written
+            due = min(len(data), int((now - first) / char_time) + 1) if char_time else len(data)
+            written = self._write(data[:due])
+            self.paced_queued -= written
             del data[:written]
-            if self.char_time is not None:
-                entry[0] = first + written * self.char_time
+            if char_time:
+                entry[0] = first + written * char_time
             if not data:
                 self.queue.popleft()
             if written < due:
                 self.blocked = True
                 return
 
+    def _write(self, data: bytes | bytearray) -> int:
+        assert self.dst.master is not None
+        try:
+            written = os.write(self.dst.master, data)
+        except BlockingIOError:
+            written = 0
+        self.relayed += written
+        return written
+
+    def _write_garbled(self) -> bool:
+        written = self._write(self.garbled)
+        del self.garbled[:written]
+        if self.garbled:
+            self.blocked = True
+            return False
+        return True
+
     def discard(self) -> None:
         """The receiver was unplugged: what was on its way is lost."""
         self.lost += self.queued
         self.queue.clear()
-        self.queued = 0
+        self.paced_queued = 0
+        self.uart = None
+        self.garbled.clear()
         self.blocked = False
 
     def next_deadline(self) -> float | None:
-        if not self.queue or self.blocked:
+        if self.blocked:
             return None
-        first = self.queue[0][0]
-        assert isinstance(first, float)
-        return first
+        times: list[float] = []
+        if self.queue:
+            first = self.queue[0][0]
+            assert isinstance(first, float)
+            times.append(first)
+        if self.uart is not None:
+            due = self.uart.next_deadline()
+            times.append(due if due is not None else self.uart.busy_until)
+        return min(times) if times else None
 
 
 class VirtualPair:
@@ -239,12 +320,16 @@ class VirtualPair:
         path_b: str,
         *,
         baud: int | None = None,
+        baud_a: int | None = None,
+        baud_b: int | None = None,
+        termios_speed: bool = False,
         drop: float = 0.0,
         corrupt: float = 0.0,
         seed: int | None = None,
     ) -> None:
-        if baud is not None and (isinstance(baud, bool) or baud <= 0):
-            raise ConfigError(f"baud rate must be a positive whole number, not {baud!r}")
+        for speed in (baud, baud_a, baud_b):
+            if speed is not None and (isinstance(speed, bool) or speed <= 0):
+                raise ConfigError(f"baud rate must be a positive whole number, not {speed!r}")
         for name, value in (("drop", drop), ("corrupt", corrupt)):
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{name} probability must be between 0 and 1, not {value!r}")
@@ -253,6 +338,9 @@ class VirtualPair:
         if self.path_a == self.path_b:
             raise ConfigError(f"the two ends need different paths, both are {self.path_a}")
         self.baud = baud
+        self.baud_a = baud_a
+        self.baud_b = baud_b
+        self.termios_speed = termios_speed
         self.drop = drop
         self.corrupt = corrupt
         #: The seed actually used (drawn at random when none was given).
@@ -260,8 +348,8 @@ class VirtualPair:
         self._ends = {"a": _End("a", self.path_a), "b": _End("b", self.path_b)}
         a, b = self._ends["a"], self._ends["b"]
         self._lanes = (
-            _Lane(a, b, baud, drop, corrupt, self.seed),
-            _Lane(b, a, baud, drop, corrupt, self.seed),
+            _Lane(a, b, lambda: (self.speed("a"), self.speed("b")), drop, corrupt, self.seed),
+            _Lane(b, a, lambda: (self.speed("b"), self.speed("a")), drop, corrupt, self.seed),
         )
         self._lock = threading.Lock()  # guards counters for a consistent snapshot
         self._commands: deque[Callable[[], None]] = deque()
@@ -355,6 +443,22 @@ class VirtualPair:
             return False
         self.replug(end)
         return True
+
+    def speed(self, end: End) -> int | None:
+        """The speed end ``end`` runs at now (``None``: unpaced).
+
+        Its own ``baud_a``/``baud_b`` first, then ``baud``, then (``termios_speed``) the
+        speed the program on that end set on its pty with tcsetattr (pyserial does on
+        open); a speed termios cannot name (a custom one) leaves the end unpaced.
+        """
+        own = self.baud_a if end == "a" else self.baud_b
+        if own is not None:
+            return own
+        if self.baud is not None:
+            return self.baud
+        if not self.termios_speed:
+            return None
+        return _termios_speed(self._end(end))
 
     @property
     def stats(self) -> PairStats:
@@ -493,6 +597,49 @@ class VirtualPair:
             return
         with self._lock:
             lane.feed(data, time.monotonic())
+
+
+_SPEEDS = {
+    getattr(termios, f"B{n}"): n
+    for n in (
+        50,
+        75,
+        110,
+        134,
+        150,
+        200,
+        300,
+        600,
+        1200,
+        1800,
+        2400,
+        4800,
+        9600,
+        19200,
+        38400,
+        57600,
+        115200,
+        230400,
+        460800,
+        500000,
+        576000,
+        921600,
+        1000000,
+    )
+    if hasattr(termios, f"B{n}")
+}
+
+
+def _termios_speed(end: _End) -> int | None:
+    """The output speed set on ``end``'s pty (shared by every fd of it, ours included)."""
+    fd = end.slave
+    if fd is None:
+        return None
+    try:
+        code = termios.tcgetattr(fd)[5]
+    except (termios.error, OSError):
+        return None
+    return _SPEEDS.get(code)
 
 
 def _check_path(path: str) -> None:
