@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from dxserial.game.trace import read_trace
 from dxserial.protocol.framing import FrameDropped, FrameReceived, NulFramer, nul_frame
 from dxserial.protocol.messages import escape
 from dxserial.protocol.nulmodem import (
@@ -66,7 +67,6 @@ from dxserial.protocol.nulmodem import (
     MessageReceived,
     NulModemLink,
 )
-from dxserial.trace import read_trace
 
 PY = sys.executable
 #: Echo timeout of both NULMODEM ends in these runs (a real line uses 5 s; a pty at full

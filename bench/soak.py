@@ -40,8 +40,8 @@ from pathlib import Path
 from faults import PY, BridgeProc, Lines, Vpair, open_fds, proc_status, stop_process
 
 from dxserial.draughts import IllegalMoveError, Position, parse_pdn_move
+from dxserial.game.record import GameRecord, RecordError, read_pdn
 from dxserial.protocol.messages import Colour
-from dxserial.record import GameRecord, RecordError, read_pdn
 
 _GAME_LINE = re.compile(r"^game (\d+): (\S+) \((.*)\)$")
 

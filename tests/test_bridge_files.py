@@ -15,7 +15,7 @@ from helpers.peers import DxpClient, NulModemPeer
 from helpers.rig import RigFactory
 
 from dxserial.bridge.files import FileWriter
-from dxserial.trace import TraceWriter
+from dxserial.game.trace import TraceWriter
 
 
 class SlowTrace(TraceWriter):

@@ -26,8 +26,8 @@ HEAVY = (
     "dxserial.protocol",
     "dxserial.draughts",
     "dxserial.transports",
-    "dxserial.udev",
-    "dxserial.match",
+    "dxserial.host.udev",
+    "dxserial.programs.match",
 )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dxserial.draughts import Position, to_dxp_move
-from dxserial.engine import (
+from dxserial.engine.player import (
     MAX_DEPTH,
     MAX_VIOLATIONS,
     BackPolicy,
@@ -19,7 +19,9 @@ from dxserial.engine import (
     PlayerConfig,
     PlayerEvent,
 )
+from dxserial.engine.search import SearchCancelled
 from dxserial.errors import ConfigError
+from dxserial.game.referee import Policy, Referee
 from dxserial.protocol.messages import (
     BackAccept,
     BackCode,
@@ -36,8 +38,6 @@ from dxserial.protocol.messages import (
     parse,
 )
 from dxserial.protocol.session import Phase, Role
-from dxserial.referee import Policy, Referee
-from dxserial.search import SearchCancelled
 
 INI, FOL = Role.INITIATOR, Role.FOLLOWER
 W, Z = Colour.WHITE, Colour.BLACK

@@ -16,7 +16,7 @@ import pytest
 from helpers import Cli
 from helpers.peers import DxpClient, NulModemPeer
 
-from dxserial.engine import Player, PlayerConfig
+from dxserial.engine.player import Player, PlayerConfig
 from dxserial.protocol.framing import FrameReceived, NulFramer, nul_frame
 from dxserial.protocol.messages import Chat, GameAccept, Move, parse
 from dxserial.protocol.session import Role

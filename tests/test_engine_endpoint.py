@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from dxserial.endpoint import (
+from dxserial.engine.endpoint import (
     EndpointKind,
     EngineEndpoint,
     LinkOptions,

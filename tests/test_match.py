@@ -14,8 +14,8 @@ import pytest
 from helpers import Cli, LineReader
 from helpers.rig import start_serial_engine
 
-from dxserial.match import Progress, Standing, results_table
-from dxserial.record import read_pdn
+from dxserial.game.record import read_pdn
+from dxserial.programs.match import Progress, Standing, results_table
 
 
 class Proc:

@@ -14,8 +14,8 @@ import pytest
 from helpers import Cli
 from helpers.peers import DxpClient
 
+from dxserial.game.record import read_pdn
 from dxserial.protocol.messages import Chat, GameEnd, GameRequest, Move, parse
-from dxserial.record import read_pdn
 
 
 @pytest.fixture

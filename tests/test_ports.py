@@ -20,9 +20,9 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from dxserial import ports
 from dxserial.cli import app
 from dxserial.errors import ConfigError
+from dxserial.host import ports
 
 runner = CliRunner()
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from dxserial.engine import Player, PlayerConfig
+from dxserial.engine.player import Player, PlayerConfig
 from dxserial.errors import ConfigError
-from dxserial.probe import Finding, Open, Prober, ProbeSettings, Progress, Write
+from dxserial.host.probe import Finding, Open, Prober, ProbeSettings, Progress, Write
 from dxserial.protocol.links import NulLink
 from dxserial.protocol.messages import Message, parse
 from dxserial.protocol.nulmodem import MessageReceived, NulModemLink

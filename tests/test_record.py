@@ -10,6 +10,19 @@ from pathlib import Path
 import pytest
 
 from dxserial.draughts import Position, parse_pdn_move, to_dxp_move
+from dxserial.game.record import (
+    MAX_LINE,
+    GameRecord,
+    PdnError,
+    Recorder,
+    RecordError,
+    compact_fen,
+    parse_pdn,
+    read_pdn,
+    to_pdn,
+    write_pdn,
+)
+from dxserial.game.referee import Policy, Referee
 from dxserial.protocol.messages import (
     AcceptCode,
     BackAccept,
@@ -27,19 +40,6 @@ from dxserial.protocol.messages import (
     parse,
 )
 from dxserial.protocol.session import Role
-from dxserial.record import (
-    MAX_LINE,
-    GameRecord,
-    PdnError,
-    Recorder,
-    RecordError,
-    compact_fen,
-    parse_pdn,
-    read_pdn,
-    to_pdn,
-    write_pdn,
-)
-from dxserial.referee import Policy, Referee
 
 INI, FOL = Role.INITIATOR, Role.FOLLOWER
 W, Z = Colour.WHITE, Colour.BLACK

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dxserial.draughts import START_FEN, Position, Rejection, to_dxp_move
+from dxserial.game.referee import Policy, Referee, Verdict, ViolationKind, chat_for
 from dxserial.protocol.messages import (
     AcceptCode,
     BackAccept,
@@ -25,7 +26,6 @@ from dxserial.protocol.messages import (
     parse,
 )
 from dxserial.protocol.session import GameStarted, MovePlayed, Phase, Role
-from dxserial.referee import Policy, Referee, Verdict, ViolationKind, chat_for
 
 INI, FOL = Role.INITIATOR, Role.FOLLOWER
 W, Z = Colour.WHITE, Colour.BLACK

@@ -27,7 +27,7 @@ from dxserial.bridge.relay import (
     WriteRecord,
 )
 from dxserial.errors import FramingError
-from dxserial.record import GameRecord
+from dxserial.game.record import GameRecord
 
 NAME = "Probe".ljust(32)
 REQ_W = f"R01{NAME}W005075A".encode()  # the follower plays White (moves first)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from dxserial.errors import MessageError
+from dxserial.game.record import GameRecord, RecordedMove, Recorder, write_pdn
+from dxserial.game.referee import Referee
+from dxserial.game.trace import TraceWriter
 from dxserial.protocol.messages import Colour, parse
 from dxserial.protocol.session import Role
-from dxserial.record import GameRecord, RecordedMove, Recorder, write_pdn
-from dxserial.referee import Referee
-from dxserial.trace import TraceWriter
 
 REQ = b"R01Ini                             Z005000A"
 ACC = b"AFol                             0"

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from dxserial.endpoint import EndpointKind, parse_engine_endpoint
+from dxserial.engine.endpoint import EndpointKind, parse_engine_endpoint
 from dxserial.errors import ConfigError
 from dxserial.transports.dosbox import SCHEMES as DOSBOX_SCHEMES
 from dxserial.transports.schemes import SCHEMES, choices, lookup

@@ -7,7 +7,7 @@ import threading
 import time
 
 from dxserial.draughts import LegalMove, Position, parse_pdn_move
-from dxserial.search import (
+from dxserial.engine.search import (
     KING,
     MAN,
     MAX_DEPTH,

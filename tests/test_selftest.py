@@ -16,7 +16,7 @@ import pytest
 from helpers import Cli, open_raw, write_all
 
 from dxserial.errors import ConfigError
-from dxserial.selftest import (
+from dxserial.host.selftest import (
     DXP_SAMPLE,
     RoundTrip,
     SelftestOptions,

@@ -20,11 +20,11 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from dxserial import udev
 from dxserial.cli import app
 from dxserial.cli.bridge_cmd import CONFIG_KEYS
 from dxserial.errors import ConfigError
-from dxserial.udev import Kind
+from dxserial.host import udev
+from dxserial.host.udev import Kind
 
 REPO = Path(__file__).resolve().parent.parent
 RULES = "etc/udev/rules.d/70-dxserial.rules"
@@ -463,7 +463,7 @@ def test_wheel_ships_the_files_and_the_installed_package_finds_them(tmp_path: Pa
     # -S: no site-packages, so the editable checkout cannot answer instead.
     found = subprocess.run(
         [sys.executable, "-S", "-c",
-         "from dxserial.udev import Kind, shipped_file; print(shipped_file(Kind.unit))"],
+         "from dxserial.host.udev import Kind, shipped_file; print(shipped_file(Kind.unit))"],
         env={**os.environ, "PYTHONPATH": str(tmp_path / "site")},
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip

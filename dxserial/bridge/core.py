@@ -32,7 +32,8 @@ from dxserial.bridge.relay import (
 )
 from dxserial.bridge.settings import BridgeConfig
 from dxserial.errors import DxSerialError, FramingError
-from dxserial.linkdriver import LinkDriver
+from dxserial.game.record import GameRecord
+from dxserial.game.trace import TraceWriter
 from dxserial.protocol.links import NulLink, make_link
 from dxserial.protocol.messages import Message
 from dxserial.protocol.nulmodem import (
@@ -42,8 +43,7 @@ from dxserial.protocol.nulmodem import (
     MessageReceived,
     NulModemEvent,
 )
-from dxserial.record import GameRecord
-from dxserial.trace import TraceWriter
+from dxserial.transports.linkdriver import LinkDriver
 from dxserial.transports.serial import open_serial
 from dxserial.transports.tcp import TcpLink, tcp_connect, tcp_listen
 

@@ -9,7 +9,7 @@ were skipped is written once the writer catches up (a trace with a known hole be
 bridge that stalls).  A crash (SIGKILL, power loss) loses what is queued and not yet
 written: normally nothing, as the thread writes within a millisecond, and never more than
 ``max_lines`` lines.  PDN files are written in order by the same thread (atomically, see
-:func:`dxserial.record.write_pdn`); the loop is told the outcome through ``on_written``.
+:func:`dxserial.game.record.write_pdn`); the loop is told the outcome through ``on_written``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.errors import DxSerialError
-from dxserial.record import GameRecord, write_pdn
-from dxserial.trace import TraceWriter
+from dxserial.game.record import GameRecord, write_pdn
+from dxserial.game.trace import TraceWriter
 
 DEFAULT_MAX_LINES = 4096
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dxserial.errors import DialogueError, DuplicateMessageError
+from dxserial.game.record import GameRecord, Recorder
+from dxserial.game.referee import Policy, Referee, ViolationKind, chat_for
 from dxserial.protocol.messages import Chat, GameRequest, Message
 from dxserial.protocol.session import Dialogue, Phase, Role
-from dxserial.record import GameRecord, Recorder
-from dxserial.referee import Policy, Referee, ViolationKind, chat_for
 
 Side = Literal["serial", "tcp"]
 SERIAL: Side = "serial"

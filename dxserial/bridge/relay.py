@@ -36,9 +36,9 @@ from typing import Any, Literal
 from dxserial.bridge.closeout import DONE, WAIT, next_step
 from dxserial.bridge.judge import SERIAL, TCP, Judge, Judgement, RefereeMode, Side, other
 from dxserial.errors import FramingError, MessageError
+from dxserial.game.record import GameRecord
 from dxserial.protocol.messages import Chat, GameRequest, Message, escape, parse
 from dxserial.protocol.session import Phase
-from dxserial.record import GameRecord
 
 #: How long after a CHAT from a NULMODEM engine an identical one, with no other message from
 #: that engine in between, is still taken for its retransmission.

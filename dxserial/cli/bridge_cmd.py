@@ -20,7 +20,7 @@ from dxserial.cli.common import configure_logging, note_pty_speed, nulmodem_sett
 from dxserial.config import load_config
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
-from dxserial.trace import TraceWriter
+from dxserial.game.trace import TraceWriter
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import parse_endpoint
 

@@ -11,8 +11,8 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging, nulmodem_settings
-from dxserial.endpoint import EngineEndpoint, LinkKind, LinkOptions, parse_engine_endpoint
-from dxserial.engine import (
+from dxserial.engine.endpoint import EngineEndpoint, LinkKind, LinkOptions, parse_engine_endpoint
+from dxserial.engine.player import (
     DEFAULT_DEPTH,
     DEFAULT_NAME,
     MAX_DEPTH,
@@ -21,7 +21,7 @@ from dxserial.engine import (
     PlayerConfig,
     check_depth,
 )
-from dxserial.engine_runner import EngineRunner, RunResult
+from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.errors import ConfigError
 from dxserial.protocol.messages import Colour
 from dxserial.protocol.session import Role

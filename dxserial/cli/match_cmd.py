@@ -14,11 +14,11 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
 from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
-from dxserial.endpoint import EngineEndpoint, parse_engine_endpoint
-from dxserial.engine import DEFAULT_NAME, check_name
+from dxserial.engine.endpoint import EngineEndpoint, parse_engine_endpoint
+from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
-from dxserial.match import FailurePolicy, Match, MatchConfig, Progress
+from dxserial.programs.match import FailurePolicy, Match, MatchConfig, Progress
 
 
 @app.command("match")

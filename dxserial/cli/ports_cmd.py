@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from dxserial.cli.app import app
-from dxserial.ports import NO_PORTS_HELP, PortInfo, list_ports
+from dxserial.host.ports import NO_PORTS_HELP, PortInfo, list_ports
 
 
 @app.command("ports")

@@ -22,11 +22,11 @@ from dxserial.cli.app import app
 from dxserial.draughts import IllegalMoveError, Position, parse_pdn_move
 from dxserial.errors import DxSerialError, MessageError
 from dxserial.files import problem
+from dxserial.game.record import VIOLATION_PREFIX, GameRecord, RecordError, compact_fen, read_pdn
+from dxserial.game.referee import Policy, Referee, colour_name
+from dxserial.game.trace import unescape
 from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, parse
 from dxserial.protocol.session import GameStarted, Phase, Role
-from dxserial.record import VIOLATION_PREFIX, GameRecord, RecordError, compact_fen, read_pdn
-from dxserial.referee import Policy, Referee, colour_name
-from dxserial.trace import unescape
 
 
 class ReplayError(DxSerialError):

@@ -10,7 +10,7 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
 from dxserial.errors import DxSerialError
-from dxserial.selftest import (
+from dxserial.host.selftest import (
     SelftestOptions,
     format_report,
     judge,

@@ -18,7 +18,7 @@ import typer
 
 from dxserial.cli.app import app
 from dxserial.files import read_text
-from dxserial.udev import (
+from dxserial.host.udev import (
     EXIT_NOPERM,
     RULES_FILE,
     InstallPermissionError,

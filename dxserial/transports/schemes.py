@@ -1,7 +1,7 @@
 """Every ``SCHEME://`` a serial port or an engine endpoint may start with, in one table.
 
 :func:`~dxserial.transports.serial.open_serial` (bridge PORT, selftest, serial endpoints)
-and :func:`~dxserial.endpoint.parse_engine_endpoint` (engine, match) both decide with this
+and :func:`~dxserial.engine.endpoint.parse_engine_endpoint` (engine, match) both decide with this
 table, so a typo such as ``tcpp://`` gets the same one-line answer everywhere, and the
 choices that answer lists are the ones the code really accepts.
 """

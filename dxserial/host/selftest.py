@@ -43,7 +43,7 @@ from dxserial.transports.base import ByteLink, os_reason
 from dxserial.transports.dosbox import DosboxLink
 from dxserial.transports.serial import SerialSettings, open_serial
 
-log = logging.getLogger("dxserial.selftest")
+log = logging.getLogger("dxserial.host.selftest")
 
 #: Probe: 0x55 alternates 0 and 1 bits, the classic pattern for checking a line.
 PROBE = b"\x55" * 8

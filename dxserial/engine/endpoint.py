@@ -16,7 +16,7 @@ Three forms, told apart by their prefix:
 
 TCP endpoints always carry NUL-terminated frames.  Every endpoint hands out a
 :class:`~dxserial.transports.base.ByteLink` and a fresh layer-1 link for it, which is all
-:class:`~dxserial.linkdriver.LinkDriver` needs.
+:class:`~dxserial.transports.linkdriver.LinkDriver` needs.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ __all__ = [
     "parse_engine_endpoint",
 ]
 
-log = logging.getLogger("dxserial.endpoint")
+log = logging.getLogger("dxserial.engine.endpoint")
 
 _RETRY = 0.2
 

@@ -1,9 +1,9 @@
-"""Runs a :class:`~dxserial.engine.Player` on an endpoint: messages in, moves out, under asyncio.
+"""Runs a :class:`~dxserial.engine.player.Player` on an endpoint: messages in, moves out.
 
-All I/O goes through :class:`~dxserial.linkdriver.LinkDriver` (the same pump the bridge uses),
-so the player speaks NULMODEM or NUL frames on a serial line and NUL frames on TCP without
-knowing which.  The player's work (a search) runs in a worker thread: while it thinks, the
-event loop keeps echoing NULMODEM bytes, so a slow search never looks like a dead line.
+All I/O goes through :class:`~dxserial.transports.linkdriver.LinkDriver` (the same pump the
+bridge uses), so the player speaks NULMODEM or NUL frames on a serial line and NUL frames on
+TCP without knowing which.  The player's work (a search) runs in a worker thread: while it
+thinks, the event loop keeps echoing NULMODEM bytes, so a slow search never looks like a dead line.
 
 Exit status (see :class:`RunResult`), so that a script can tell "played" from "did not":
 
@@ -27,8 +27,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dxserial.endpoint import EndpointKind, EngineEndpoint
-from dxserial.engine import (
+from dxserial.engine.endpoint import EndpointKind, EngineEndpoint
+from dxserial.engine.player import (
     GameBegun,
     GameOver,
     NoAnswer,
@@ -37,8 +37,8 @@ from dxserial.engine import (
     Player,
     colour_name,
 )
+from dxserial.engine.search import SearchCancelled
 from dxserial.errors import DxSerialError, FramingError, MessageError
-from dxserial.linkdriver import LinkDriver
 from dxserial.protocol.links import NulLink
 from dxserial.protocol.messages import Message, escape, parse
 from dxserial.protocol.nulmodem import (
@@ -47,10 +47,10 @@ from dxserial.protocol.nulmodem import (
     MessageReceived,
     NulModemEvent,
 )
-from dxserial.search import SearchCancelled
 from dxserial.transports.base import ByteLink
+from dxserial.transports.linkdriver import LinkDriver
 
-log = logging.getLogger("dxserial.engine")
+log = logging.getLogger("dxserial.engine.player")
 
 #: How long a closing engine waits for its last messages to be delivered.
 DRAIN_TIMEOUT = 10.0

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from dxserial.draughts import START_FEN, FenError, Position
 from dxserial.errors import DxSerialError
+from dxserial.game.referee import GameResult, Verdict, ViolationKind
 from dxserial.protocol.messages import Colour, Message, escape
 from dxserial.protocol.session import GameStarted, MovePlayed, Role, TakeBack
-from dxserial.referee import GameResult, Verdict, ViolationKind
 
 __all__ = [
     "GAME_TYPE",
@@ -128,7 +128,7 @@ def _now() -> datetime:
 
 
 class Recorder:
-    """Turns the (message, sender, verdict) stream of a :class:`~dxserial.referee.Referee`
+    """Turns the (message, sender, verdict) stream of a :class:`~dxserial.game.referee.Referee`
     into finished :class:`GameRecord`\\ s: :meth:`observe` returns one when a GAMEEND
     exchange ends a game, :meth:`abort` when the caller gives up on a running game (do
     that before feeding a new connection's messages: a new game replaces an open record).

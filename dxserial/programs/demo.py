@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dxserial.bridge import Bridge, BridgeConfig
-from dxserial.endpoint import EngineEndpoint, LinkOptions, parse_engine_endpoint
-from dxserial.engine import Player, PlayerConfig
-from dxserial.engine_runner import EngineRunner, RunResult
+from dxserial.engine.endpoint import EngineEndpoint, LinkOptions, parse_engine_endpoint
+from dxserial.engine.player import Player, PlayerConfig
+from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.errors import DxSerialError
+from dxserial.game.referee import Referee
 from dxserial.protocol.messages import (
     AcceptCode,
     Chat,
@@ -36,7 +37,6 @@ from dxserial.protocol.messages import (
     escape,
 )
 from dxserial.protocol.session import Role
-from dxserial.referee import Referee
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.vpair import VirtualPair
 

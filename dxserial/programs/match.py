@@ -2,9 +2,9 @@
 
 Each game is offered to both engines with opposite colours (engine A has White in odd games,
 Black in even ones).  A move from the side to move is judged by a strict
-:class:`~dxserial.referee.Referee` and, if legal, relayed byte for byte to the other engine.
+:class:`~dxserial.game.referee.Referee` and, if legal, relayed byte for byte to the other engine.
 Every game is written as PDN.  All I/O goes through
-:class:`~dxserial.linkdriver.LinkDriver`, one per engine.
+:class:`~dxserial.transports.linkdriver.LinkDriver`, one per engine.
 
 Decisions (the protocol leaves them to the organiser):
 
@@ -38,10 +38,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dxserial.endpoint import EngineEndpoint
-from dxserial.engine import DEFAULT_NAME, colour_name
+from dxserial.engine.endpoint import EngineEndpoint
+from dxserial.engine.player import DEFAULT_NAME, colour_name
 from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
-from dxserial.linkdriver import LinkDriver
+from dxserial.game.record import GameRecord, Recorder, write_pdn
+from dxserial.game.referee import GameResult, Policy, Referee, Verdict, chat_for
 from dxserial.protocol.messages import (
     AcceptCode,
     BackAccept,
@@ -61,13 +62,12 @@ from dxserial.protocol.messages import (
 )
 from dxserial.protocol.nulmodem import LinkDown, LinkProblem, MessageReceived, NulModemEvent
 from dxserial.protocol.session import MovePlayed, Phase, Role, Session
-from dxserial.record import GameRecord, Recorder, write_pdn
-from dxserial.referee import GameResult, Policy, Referee, Verdict, chat_for
 from dxserial.transports.base import ByteLink
+from dxserial.transports.linkdriver import LinkDriver
 
 __all__ = ["FailurePolicy", "GameSummary", "Match", "MatchConfig", "Progress", "Standing"]
 
-log = logging.getLogger("dxserial.match")
+log = logging.getLogger("dxserial.programs.match")
 
 #: After a signal, how long the engines get to finish the GAMEEND exchange.
 _INTERRUPT_GRACE = 2.0

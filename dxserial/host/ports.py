@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError
-from dxserial.udev import PLACEHOLDER_SERIALS, adapter_family, predicted_name, udev_serial
+from dxserial.host.udev import PLACEHOLDER_SERIALS, adapter_family, predicted_name, udev_serial
 
 #: Folders of udev's stable links: by-id (maker, product, serial), by-path, ours.
 LINK_DIRS = ("serial/by-id", "serial/by-path", "dxserial")

@@ -101,7 +101,7 @@ def shipped_file(kind: Kind) -> Traversable:
     packaged = resources.files("dxserial") / "_data" / "udev" / name
     if packaged.is_file():
         return packaged
-    checkout = Path(__file__).resolve().parent.parent / "udev" / name
+    checkout = Path(__file__).resolve().parents[2] / "udev" / name
     if checkout.is_file():
         return checkout
     raise DxSerialError(

@@ -1,4 +1,4 @@
-"""Runs a :class:`~dxserial.probe.Prober` on a serial port under asyncio: bytes and time only.
+"""Runs a :class:`~dxserial.host.probe.Prober` on a serial port under asyncio: bytes and time only.
 
 The prober decides everything; this opens the port at the speed it asks for (pyserial sets
 it with termios, which a real UART obeys and a ``dxserial vpair --termios`` end honours),
@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Callable
 
 from dxserial.errors import DxSerialError, PortError
-from dxserial.probe import Finding, Open, Prober, Progress, Write
+from dxserial.host.probe import Finding, Open, Prober, Progress, Write
 from dxserial.transports.serial import SerialLink, SerialSettings, open_serial
 
 

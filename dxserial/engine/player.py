@@ -27,7 +27,7 @@ Rules it follows (decided here where DXP leaves a choice):
   GAMEREQ's minutes per player, less what its moves of this game took; ``000``: no bound)
   and then plays the best move of its deepest finished pass.  :meth:`Player.cancel` stops a
   search at once (the runner calls it when leaving): :meth:`Player.receive` then raises
-  :class:`~dxserial.search.SearchCancelled` with nothing sent, so it is still our move.
+  :class:`~dxserial.engine.search.SearchCancelled` with nothing sent, so it is still our move.
 * **No answer.**  An initiator whose GAMEREQ has had no GAMEACC for ``answer_timeout``
   seconds reports :class:`NoAnswer` (once per timeout, never more often) and keeps waiting;
   :meth:`Player.poll` also repeats the GAMEREQ when asked to, which the runner does on NUL
@@ -73,6 +73,7 @@ from dataclasses import dataclass, field
 
 from dxserial import __version__
 from dxserial.draughts import IllegalMoveError, Position, RulesError, match_dxp_move, to_dxp_move
+from dxserial.engine.search import MAX_DEPTH, choose_move
 from dxserial.errors import ConfigError, DialogueError, DuplicateMessageError, ProtocolError
 from dxserial.protocol.messages import (
     NAME_LEN,
@@ -100,7 +101,6 @@ from dxserial.protocol.session import (
     Session,
     TakeBack,
 )
-from dxserial.search import MAX_DEPTH, choose_move
 
 __all__ = [
     "DEFAULT_DEPTH",

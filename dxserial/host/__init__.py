@@ -1,0 +1,1 @@
+"""The machine and its lines: serial ports, udev rules, line self-tests and the probe."""

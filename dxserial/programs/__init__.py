@@ -1,0 +1,1 @@
+"""Programs built from the layers: a match between engines, and the demo."""
