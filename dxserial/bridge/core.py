@@ -382,10 +382,8 @@ class Bridge:
         driver = self._drivers[TCP]
         self._peer = None
         driver.detach()
-        tcp_link = driver.link
-        if isinstance(tcp_link, NulLink):
-            tcp_link.close_input()  # reports a message cut off by the hang-up
-            driver.service()
+        driver.link.close_input()  # reports a message cut off by the hang-up
+        driver.service()
         self._log(
             logging.INFO,
             f"TCP peer {link.peer} went away ({why}); serial side stays open",

@@ -39,7 +39,6 @@ from dxserial.engine.player import (
 )
 from dxserial.engine.search import SearchCancelled
 from dxserial.errors import DxSerialError, FramingError, MessageError
-from dxserial.protocol.links import NulLink
 from dxserial.protocol.messages import Message, escape, parse
 from dxserial.protocol.nulmodem import (
     LinkDown,
@@ -122,7 +121,7 @@ class EngineRunner:
         if port is None:
             return RunResult(1, NOTHING_PLAYED)
         link = self.endpoint.make_link()
-        self._repeat = isinstance(link, NulLink)
+        self._repeat = not link.retransmits
         driver = LinkDriver(link, self._on_event, name="engine")
         self._driver = driver
         driver.attach(port)

@@ -53,6 +53,13 @@ class Layer1Link(Protocol):
     def next_deadline(self) -> float | None: ...
     def reset(self) -> None: ...
     def clear(self) -> list[bytes]: ...
+    def confirm_written(self) -> None: ...
+    def close_input(self) -> None: ...
+
+    @property
+    def retransmits(self) -> bool:
+        """True when the link itself sends a message again until it is delivered."""
+        ...
 
     @property
     def queued(self) -> int: ...
@@ -138,6 +145,11 @@ class NulLink:
         for event in self._framer.close():
             if isinstance(event, FrameDropped):
                 self._events.append(LinkProblem(event.error))
+
+    @property
+    def retransmits(self) -> bool:
+        """No: a NUL frame is written once; repeating is the engine's business."""
+        return False
 
     @property
     def queued(self) -> int:

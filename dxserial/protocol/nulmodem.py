@@ -299,6 +299,22 @@ class NulModemLink:
         self._framing_echoes.clear()
         self._deaf_until = -math.inf
 
+    def confirm_written(self) -> None:
+        """Nothing to do: a message is delivered when the echo of its end byte comes back."""
+
+    def close_input(self) -> None:
+        """The line closed: a message half received is abandoned (reported as dropped)."""
+        if self._rx_start is not None:
+            self._problem(
+                f"the line closed {len(self._rx_buf)} byte(s) into a message; dropped"
+            )
+            self._rx_idle()
+
+    @property
+    def retransmits(self) -> bool:
+        """Yes: the handshake starts a message over until its end byte is echoed."""
+        return True
+
     def clear(self) -> list[bytes]:
         """Forget every message not yet delivered (its engine is gone); return them.
 

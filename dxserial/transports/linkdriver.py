@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 
 from dxserial.errors import DxSerialError, PortError
-from dxserial.protocol.links import Layer1Link, NulLink
+from dxserial.protocol.links import Layer1Link
 from dxserial.protocol.nulmodem import NulModemEvent
 from dxserial.transports.base import ByteLink, PushLink
 
@@ -199,9 +199,8 @@ class LinkDriver:
             self._written()
 
     def _written(self) -> None:
-        if isinstance(self.link, NulLink):
-            self.link.confirm_written()
-            self._again = True
+        self.link.confirm_written()
+        self._again = True
 
     def _arm_timer(self) -> None:
         if self._timer is not None:
