@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from collections import deque
 from collections.abc import Callable
@@ -410,6 +411,23 @@ def test_stray_bytes_while_idle_are_reported_once_per_read_not_echoed() -> None:
         in (problems(events)[0])
     )
     assert link.idle
+
+
+def test_noise_is_a_warning_and_routine_trouble_is_not() -> None:
+    """Garbage on the line is shown even with -q; a collision or a retry is not."""
+    link = NulModemLink()
+    link.receive_data(b"hello", 0.0)
+    (stray,) = link.events()
+    assert isinstance(stray, LinkProblem) and stray.noise and stray.level == logging.WARNING
+    feed(link, bytes([S]) + b"M0\x9f0" + bytes([E]), 1.0)
+    (spoiled,) = link.events()
+    assert isinstance(spoiled, LinkProblem) and spoiled.level == logging.WARNING
+    sender = NulModemLink(rng=random.Random(0))
+    sender.send(b"K1", 0.0)
+    sender.data_to_send()
+    sender.poll(5.0)  # no echo: a retry, routine on a serial line
+    (retry,) = sender.events()
+    assert isinstance(retry, LinkProblem) and not retry.noise and retry.level == logging.INFO
 
 
 def test_never_starts_sending_mid_receive() -> None:

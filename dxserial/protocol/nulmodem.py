@@ -81,6 +81,7 @@ write and events grow only with what the caller feeds in, so drain both after ea
 from __future__ import annotations
 
 import enum
+import logging
 import math
 import os
 import random
@@ -115,9 +116,19 @@ class MessageDelivered:
 
 @dataclass(frozen=True)
 class LinkProblem:
-    """Something the user should know; the link carries on by itself."""
+    """Something the user should know; the link carries on by itself.
+
+    ``noise`` marks garbage on the line (stray bytes, a message dropped for its bytes): a
+    line that delivers noise deserves a warning, where collisions and retries are routine.
+    """
 
     error: FramingError
+    noise: bool = False
+
+    @property
+    def level(self) -> int:
+        """The logging level to report this at: WARNING for noise, INFO otherwise."""
+        return logging.WARNING if self.noise else logging.INFO
 
 
 @dataclass(frozen=True)
@@ -550,7 +561,7 @@ class NulModemLink:
             self._problem(f"empty message (end byte {_show(end)} right after the start byte)")
             return
         if spoiled is not None:
-            self._problem(f"message '{escape(raw)}' dropped: {spoiled}")
+            self._problem(f"message '{escape(raw)}' dropped: {spoiled}", noise=True)
             return
         if start != self._start:
             try:
@@ -558,7 +569,8 @@ class NulModemLink:
             except MessageError as exc:
                 self._problem(
                     f"message '{escape(raw)}' between start byte 0x{start:02x} and end byte "
-                    f"0x{end:02x} dropped: not a DXP message ({exc}), more likely noise"
+                    f"0x{end:02x} dropped: not a DXP message ({exc}), more likely noise",
+                    noise=True,
                 )
                 return
         self._learning = False  # the peer's framing is known now
@@ -587,7 +599,8 @@ class NulModemLink:
         )
         self._problem(
             f"more than {self._max_len} characters without the end byte "
-            f"0x{self._end:02x}: message dropped, waiting for the next start byte{hint}"
+            f"0x{self._end:02x}: message dropped, waiting for the next start byte{hint}",
+            noise=True,
         )
         self._rx_idle()
 
@@ -603,10 +616,11 @@ class NulModemLink:
             more = "..." if n > len(self._strays) else ""
             self._problem(
                 f"{n} stray byte{'s' if n > 1 else ''} '{escape(bytes(self._strays))}{more}' "
-                f"while waiting for the start byte 0x{self._start:02x}: not echoed, not delivered"
+                f"while waiting for the start byte 0x{self._start:02x}: not echoed, not delivered",
+                noise=True,
             )
             self._strays.clear()
             self._stray_count = 0
 
-    def _problem(self, text: str) -> None:
-        self._events.append(LinkProblem(FramingError(text)))
+    def _problem(self, text: str, *, noise: bool = False) -> None:
+        self._events.append(LinkProblem(FramingError(text), noise=noise))
