@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
 from collections import deque
@@ -330,6 +331,69 @@ def test_link_down_after_max_attempts_with_nothing_answering() -> None:
     # the link still works afterwards
     link.send(b"K1", 30.0)
     assert link.data_to_send() == bytes([S])
+
+
+def test_a_peer_that_keeps_answering_badly_keeps_its_queue() -> None:
+    """Past max_attempts, a peer whose bytes still arrive is alive: nothing is dropped,
+    the retries back off further, and everything goes once the line clears."""
+    link = NulModemLink(rng=random.Random(3), max_attempts=3, timeout=1.0, backoff=0.1)
+    link.send(b"Chello", 0.0)
+    link.send(b"E00", 0.0)
+    garbled = 0
+
+    def echo(pos: int, b: int) -> int:
+        nonlocal garbled
+        if pos == 1 and garbled < 12:  # the echo of 'C' arrives wrong, twelve times
+            garbled += 1
+            return b ^ 0x20
+        return b
+
+    writes = drive_sender(link, echo)
+    events = link.events()
+    assert not [e for e in events if isinstance(e, LinkDown)]
+    assert [e.raw for e in events if isinstance(e, MessageDelivered)] == [b"Chello", b"E00"]
+    assert any("past 3, but the peer spoke 0.00 s ago: keeping 2 queued message(s)" in p
+               for p in problems(events))
+    # past max_attempts the back-off doubles (0.1, 0.2, 0.4, 0.8 s, less jitter), up to timeout
+    starts = [t for t, b in writes if b == S]
+    waits = [b - a - 0.02 for a, b in itertools.pairwise(starts)]  # minus 2 echoes
+    assert waits[2:6] == sorted(waits[2:6]) and waits[5] >= 0.4
+    assert max(waits) <= 1.0
+
+
+def test_a_peer_that_falls_silent_is_given_up_naming_every_message() -> None:
+    link = NulModemLink(rng=random.Random(0), max_attempts=2, timeout=1.0)
+    link.send(b"Chello", 0.0)
+    assert link.data_to_send() == bytes([S])
+    link.receive_data(b"x", 0.5)  # noise: the peer was there half a second in
+    for n in range(1, 13):
+        link.send(f"C{n}".encode(), 0.5)
+    t = 0.5
+    while not any(isinstance(e, LinkDown) for e in link.events()):
+        deadline = link.next_deadline()
+        assert deadline is not None and deadline < 20.0
+        t = deadline
+        link.poll(t)
+        link.data_to_send()
+    assert t >= 0.5 + 2 * 1.0  # not before two echo timeouts of silence
+    link.send(b"Cafter", t)  # the link works on afterwards
+    assert link.queued == 1
+
+
+def test_link_down_names_what_was_dropped() -> None:
+    link = NulModemLink(rng=random.Random(0), max_attempts=1, timeout=1.0)
+    for n in range(12):
+        link.send(f"C{n}".encode(), 0.0)
+    link.data_to_send()
+    link.poll(1.0)
+    (down,) = [e for e in link.events() if isinstance(e, LinkDown)]
+    assert len(down.undelivered) == 12
+    text = str(down.error)
+    assert "(nothing heard from it)" in text and "\n" not in text
+    assert text.endswith(
+        "12 message(s) not delivered: 'C0', 'C1', 'C2', 'C3', 'C4', 'C5', 'C6', 'C7', 'C8', "
+        "'C9' and 2 more"
+    )
 
 
 # ---------------------------------------------------------------- receiver faults

@@ -28,9 +28,19 @@ echo. Rule: after a *wrong* echo we wait a random delay (between a tenth of ``ba
 end to start again wins and the other receives its message first. The two ends must draw
 different delays: the default ``rng`` is seeded from ``os.urandom``. A wrong echo that is a
 start byte means the peer began a message: we count the failure and receive it at once.
-After a *timeout* we start over at once, as the protocol says. After ``max_attempts`` failed
-attempts in a row (reset by any message received, which proves the peer alive) the link
-reports :class:`LinkDown` with the message and everything queued behind it.
+After a *timeout* we start over at once, as the protocol says.
+
+**Giving up.** Failed attempts in a row are counted (reset by any message delivered or
+received). Past ``max_attempts`` the link gives up only on a *silent* peer: if any byte came
+from it (an echo, a wrong echo, a stray byte, a message) within the last ``2 * timeout``
+(:data:`ALIVE_TIMEOUTS`), it is alive and the line is merely bad, so the queue is kept and
+the message is tried again after a back-off that doubles with each further failure, up to
+``timeout``. Two echo timeouts because an attempt that fails by timeout has already waited
+one without a byte: a peer heard during the attempt before still counts, one silent for two
+whole attempts does not. Only then does the link report :class:`LinkDown`, naming every
+message dropped (the one in flight and the queue behind it). Limit: noise that a line
+makes by itself (a floating input) looks like life, so such a line keeps retrying; the
+queue stays bounded by ``max_queue``.
 Limit: two *identical* messages started at the same moment echo each other perfectly; both
 ends report them delivered and neither receives them. Nothing on the wire can tell.
 
@@ -98,6 +108,9 @@ DEFAULT_MAX_QUEUE = 1024
 _STRAY_SAMPLE = 32
 _BOUNCE_MEMORY = 8
 _BUSY_TIMEOUTS = 4
+#: A peer heard from within this many echo timeouts is alive: its queue is kept.
+ALIVE_TIMEOUTS = 2
+_NAMED_DROPS = 10  # messages named in a LinkDown's text (the event carries them all)
 
 
 @dataclass(frozen=True)
@@ -219,6 +232,7 @@ class NulModemLink:
         self._echo_deadline = 0.0
         self._retry_at = 0.0
         self._failures = 0
+        self._last_heard = -math.inf  # last byte from the peer: a sign of life
         self._now = -math.inf
 
         self._out = bytearray()
@@ -257,6 +271,8 @@ class NulModemLink:
     def receive_data(self, data: bytes, now: float) -> None:
         """Bytes read from the line. Timers that expired before ``now`` fire first."""
         self._tick(now)
+        if data:
+            self._last_heard = now
         for b in data:
             self._on_byte(b, now)
         self._flush_strays()
@@ -413,34 +429,56 @@ class NulModemLink:
         return starts
 
     def _fail(self, now: float, reason: str, *, delay: float) -> None:
-        """One attempt failed: start over after ``delay``, or give up after too many."""
+        """One attempt failed: start over after ``delay``; past ``max_attempts``, back off
+        further while the peer shows signs of life and give up only when it is silent."""
         assert self._current is not None
         self._failures += 1
         message = escape(self._current)
-        if self._failures >= self._max_attempts:
-            undelivered = (self._current, *self._queue)
-            self._events.append(
-                LinkDown(
-                    LinkDownError(
-                        f"NULMODEM peer not answering: message '{message}' failed "
-                        f"{self._failures} times in a row (last: {reason}); "
-                        f"{len(undelivered)} message(s) not delivered"
-                    ),
-                    undelivered,
-                )
-            )
-            self._queue.clear()
-            self._current = None
-            self._tx = _Tx.IDLE
-            self._failures = 0
+        silent = now - self._last_heard
+        if self._failures >= self._max_attempts and silent >= ALIVE_TIMEOUTS * self._timeout:
+            self._link_down(reason, silent)
             return
+        if self._failures >= self._max_attempts:
+            step = min(
+                self._timeout,
+                max(self._backoff, self._timeout / 10) * 2 ** (self._failures - self._max_attempts),
+            )
+            delay = max(delay, self._rng.uniform(step / 2, step))
+            count = (
+                f"attempt {self._failures} failed (past {self._max_attempts}, but the peer "
+                f"spoke {silent:.2f} s ago: keeping {self.queued} queued message(s))"
+            )
+        else:
+            count = f"attempt {self._failures} of {self._max_attempts} failed"
         self._tx = _Tx.WAITING
         self._retry_at = now + delay
         when = f" in {delay:.2f} s" if delay > 0 else ""
         self._problem(
-            f"sending '{message}': {reason}; attempt {self._failures} of "
-            f"{self._max_attempts} failed, starting over from the start byte{when}"
+            f"sending '{message}': {reason}; {count}, starting over from the start byte{when}"
         )
+
+    def _link_down(self, reason: str, silent: float) -> None:
+        """Report the peer gone, naming every message that will not be delivered."""
+        assert self._current is not None
+        undelivered = (self._current, *self._queue)
+        named = ", ".join(f"'{escape(raw)}'" for raw in undelivered[:_NAMED_DROPS])
+        more = len(undelivered) - _NAMED_DROPS
+        heard = "nothing heard from it" if math.isinf(silent) else f"silent for {silent:.1f} s"
+        self._events.append(
+            LinkDown(
+                LinkDownError(
+                    f"NULMODEM peer not answering ({heard}): message '{escape(self._current)}' "
+                    f"failed {self._failures} times in a row (last: {reason}); "
+                    f"{len(undelivered)} message(s) not delivered: {named}"
+                    + (f" and {more} more" if more > 0 else "")
+                ),
+                undelivered,
+            )
+        )
+        self._queue.clear()
+        self._current = None
+        self._tx = _Tx.IDLE
+        self._failures = 0
 
     # ------------------------------------------------------------------ receiver
 
