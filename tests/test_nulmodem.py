@@ -670,6 +670,23 @@ def test_two_noise_control_bytes_do_not_circulate() -> None:
     assert sim.received("B") == [b"K1"] and sim.received("A") == [b"K2"]
 
 
+def test_our_own_frame_coming_round_is_not_echoed_again() -> None:
+    """While 'Chello' waits for a retry, S 'C' S is our frame going round: the second S is
+    not echoed; a peer's own message is still received and echoed as before."""
+    link = NulModemLink(rng=random.Random(0), backoff=1.0)
+    link.send(b"Chello", 0.0)
+    assert link.data_to_send() == bytes([S])
+    link.receive_data(b"x", 0.01)  # wrong echo: our message waits for a retry
+    link.events()
+    assert link.data_to_send() == b""
+    assert feed(link, bytes([S]) + b"C", 0.02) == bytes([S]) + b"C"
+    link.receive_data(bytes([S]), 0.05)
+    assert link.data_to_send() == b""
+    assert "the start of our own message: not echoed" in problems(link.events())[0]
+    assert feed(link, bytes([S]) + b"K1" + bytes([E]), 0.06) == bytes([S]) + b"K1" + bytes([E])
+    assert MessageReceived(b"K1") in link.events()
+
+
 def test_echoing_without_a_pause_is_bounded() -> None:
     # A start byte and a character, again and again (two ends passing them around): after
     # 4 timeouts without a pause the link stops echoing for one timeout, breaking the ring.

@@ -56,7 +56,17 @@ and forth for ever (a late echo of our own S can do this). So a start byte that 
 start or end byte we echoed within ``timeout / 2``, with no message character echoed since,
 is taken for a bounce: reported, not echoed. A peer whose echo of S was garbled and that
 repeats S at once gets no echo this time and repeats it after its timeout. A message being
-received is dropped after ``timeout`` without a byte. Longer rings (two ends passing a
+received is dropped after ``timeout`` without a byte.
+
+**Late echoes.** A line that stalls longer than ``timeout`` brings echoes back after we
+gave up on them; after a collision, one end can take the late echo of its own start byte for
+the peer's, echo it, and from then on each end echoes the other's echoes: both messages go
+round for minutes and each end receives its own. What gives it away is the content: the
+bytes coming round are our own frame. So while a message of ours is pending, a start byte
+that interrupts a message whose characters so far are the start of ours is not echoed (the
+partial message is dropped), which breaks the ring. A genuine peer whose message happens to
+start like ours and that restarts it loses one attempt and repeats it after its timeout.
+Longer rings (two ends passing a
 start byte and characters around, say after noise hit both directions at once) cannot be
 told from a peer byte by byte, so a last rule bounds them: echoing for ``4 * timeout``
 *and* more bytes than two whole messages, without a pause of ``timeout / 4``, without
@@ -505,6 +515,13 @@ class NulModemLink:
                 "again, so two receivers cannot pass it back and forth for ever"
             )
             return
+        if starts and self._is_own_frame():
+            self._problem(
+                f"start byte {_show(b)} in the middle of '{escape(bytes(self._rx_buf))}', the "
+                "start of our own message: not echoed (our late echoes passed round?)"
+            )
+            self._rx_idle()
+            return
         if now - self._last_rx_at >= self._timeout / 4:
             self._busy_since = now
             self._busy_bytes = 0
@@ -560,6 +577,14 @@ class NulModemLink:
         window = self._timeout / 2
         return self._echo_written and any(
             x == b and now - t <= window for x, t in self._framing_echoes
+        )
+
+    def _is_own_frame(self) -> bool:
+        """The message being received so far is the start of our own pending one."""
+        return (
+            self._current is not None
+            and bool(self._rx_buf)
+            and self._current.startswith(bytes(self._rx_buf))
         )
 
     def _stray(self, b: int) -> None:
