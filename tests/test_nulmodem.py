@@ -371,11 +371,11 @@ def test_a_peer_that_falls_silent_is_given_up_naming_every_message() -> None:
     t = 0.5
     while not any(isinstance(e, LinkDown) for e in link.events()):
         deadline = link.next_deadline()
-        assert deadline is not None and deadline < 20.0
+        assert deadline is not None and deadline < 30.0
         t = deadline
         link.poll(t)
         link.data_to_send()
-    assert t >= 0.5 + 2 * 1.0  # not before two echo timeouts of silence
+    assert t >= 0.5 + 5 * 1.0  # not before five echo timeouts of silence
     link.send(b"Cafter", t)  # the link works on afterwards
     assert link.queued == 1
 
