@@ -14,6 +14,9 @@ Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS
   that hang up, idle or read slowly: sent, delivered once/twice, lost, memory.
 * ``soak``: bench/soak.py, hundreds of games between built-in engines through the bridge
   over NULMODEM: every record replays legally; memory and descriptors stay flat.
+* ``hostile``: bench/hostile.py, hostile TCP clients (random bytes, control bytes, huge
+  frames, many clients, reconnects, silence, half a message) one at a time against a bridge
+  with a built-in engine on the serial end: alive, the next game played, memory, log lines.
 * ``fuzz``: the long form of tests/test_fuzz.py, ``DXSERIAL_FUZZ_SECONDS`` (default 20)
   per target; see bench/fuzz.py.
 
@@ -38,6 +41,7 @@ from pathlib import Path
 
 from faults import section as run_faults  # bench/faults.py
 from fuzz import run_section as run_fuzz  # bench/fuzz.py
+from hostile import section as run_hostile  # bench/hostile.py
 from perf import run_idle, run_movegen, run_nulmodem, run_parsing  # bench/perf.py
 from soak import section as run_soak  # bench/soak.py
 
@@ -179,6 +183,7 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
     "fuzz": ("Fuzzing, long form", run_fuzz),
     "faults": ("Faults: a bad line, a pulled cable, misbehaving TCP peers", run_faults),
     "soak": ("Soak: hundreds of games through the bridge over NULMODEM", run_soak),
+    "hostile": ("Hostile TCP clients, one attack at a time", run_hostile),
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import logging
 import random
 from collections import deque
 from collections.abc import Callable
@@ -331,6 +333,69 @@ def test_link_down_after_max_attempts_with_nothing_answering() -> None:
     assert link.data_to_send() == bytes([S])
 
 
+def test_a_peer_that_keeps_answering_badly_keeps_its_queue() -> None:
+    """Past max_attempts, a peer whose bytes still arrive is alive: nothing is dropped,
+    the retries back off further, and everything goes once the line clears."""
+    link = NulModemLink(rng=random.Random(3), max_attempts=3, timeout=1.0, backoff=0.1)
+    link.send(b"Chello", 0.0)
+    link.send(b"E00", 0.0)
+    garbled = 0
+
+    def echo(pos: int, b: int) -> int:
+        nonlocal garbled
+        if pos == 1 and garbled < 12:  # the echo of 'C' arrives wrong, twelve times
+            garbled += 1
+            return b ^ 0x20
+        return b
+
+    writes = drive_sender(link, echo)
+    events = link.events()
+    assert not [e for e in events if isinstance(e, LinkDown)]
+    assert [e.raw for e in events if isinstance(e, MessageDelivered)] == [b"Chello", b"E00"]
+    assert any("past 3, but the peer spoke 0.00 s ago: keeping 2 queued message(s)" in p
+               for p in problems(events))
+    # past max_attempts the back-off doubles (0.1, 0.2, 0.4, 0.8 s, less jitter), up to timeout
+    starts = [t for t, b in writes if b == S]
+    waits = [b - a - 0.02 for a, b in itertools.pairwise(starts)]  # minus 2 echoes
+    assert waits[2:6] == sorted(waits[2:6]) and waits[5] >= 0.4
+    assert max(waits) <= 1.0
+
+
+def test_a_peer_that_falls_silent_is_given_up_naming_every_message() -> None:
+    link = NulModemLink(rng=random.Random(0), max_attempts=2, timeout=1.0)
+    link.send(b"Chello", 0.0)
+    assert link.data_to_send() == bytes([S])
+    link.receive_data(b"x", 0.5)  # noise: the peer was there half a second in
+    for n in range(1, 13):
+        link.send(f"C{n}".encode(), 0.5)
+    t = 0.5
+    while not any(isinstance(e, LinkDown) for e in link.events()):
+        deadline = link.next_deadline()
+        assert deadline is not None and deadline < 30.0
+        t = deadline
+        link.poll(t)
+        link.data_to_send()
+    assert t >= 0.5 + 5 * 1.0  # not before five echo timeouts of silence
+    link.send(b"Cafter", t)  # the link works on afterwards
+    assert link.queued == 1
+
+
+def test_link_down_names_what_was_dropped() -> None:
+    link = NulModemLink(rng=random.Random(0), max_attempts=1, timeout=1.0)
+    for n in range(12):
+        link.send(f"C{n}".encode(), 0.0)
+    link.data_to_send()
+    link.poll(1.0)
+    (down,) = [e for e in link.events() if isinstance(e, LinkDown)]
+    assert len(down.undelivered) == 12
+    text = str(down.error)
+    assert "(nothing heard from it)" in text and "\n" not in text
+    assert text.endswith(
+        "12 message(s) not delivered: 'C0', 'C1', 'C2', 'C3', 'C4', 'C5', 'C6', 'C7', 'C8', "
+        "'C9' and 2 more"
+    )
+
+
 # ---------------------------------------------------------------- receiver faults
 
 
@@ -410,6 +475,23 @@ def test_stray_bytes_while_idle_are_reported_once_per_read_not_echoed() -> None:
         in (problems(events)[0])
     )
     assert link.idle
+
+
+def test_noise_is_a_warning_and_routine_trouble_is_not() -> None:
+    """Garbage on the line is shown even with -q; a collision or a retry is not."""
+    link = NulModemLink()
+    link.receive_data(b"hello", 0.0)
+    (stray,) = link.events()
+    assert isinstance(stray, LinkProblem) and stray.noise and stray.level == logging.WARNING
+    feed(link, bytes([S]) + b"M0\x9f0" + bytes([E]), 1.0)
+    (spoiled,) = link.events()
+    assert isinstance(spoiled, LinkProblem) and spoiled.level == logging.WARNING
+    sender = NulModemLink(rng=random.Random(0))
+    sender.send(b"K1", 0.0)
+    sender.data_to_send()
+    sender.poll(5.0)  # no echo: a retry, routine on a serial line
+    (retry,) = sender.events()
+    assert isinstance(retry, LinkProblem) and not retry.noise and retry.level == logging.INFO
 
 
 def test_never_starts_sending_mid_receive() -> None:
@@ -586,6 +668,23 @@ def test_two_noise_control_bytes_do_not_circulate() -> None:
     sim.send("B", b"K2")
     sim.run(sim.quiet)
     assert sim.received("B") == [b"K1"] and sim.received("A") == [b"K2"]
+
+
+def test_our_own_frame_coming_round_is_not_echoed_again() -> None:
+    """While 'Chello' waits for a retry, S 'C' S is our frame going round: the second S is
+    not echoed; a peer's own message is still received and echoed as before."""
+    link = NulModemLink(rng=random.Random(0), backoff=1.0)
+    link.send(b"Chello", 0.0)
+    assert link.data_to_send() == bytes([S])
+    link.receive_data(b"x", 0.01)  # wrong echo: our message waits for a retry
+    link.events()
+    assert link.data_to_send() == b""
+    assert feed(link, bytes([S]) + b"C", 0.02) == bytes([S]) + b"C"
+    link.receive_data(bytes([S]), 0.05)
+    assert link.data_to_send() == b""
+    assert "the start of our own message: not echoed" in problems(link.events())[0]
+    assert feed(link, bytes([S]) + b"K1" + bytes([E]), 0.06) == bytes([S]) + b"K1" + bytes([E])
+    assert MessageReceived(b"K1") in link.events()
 
 
 def test_echoing_without_a_pause_is_bounded() -> None:

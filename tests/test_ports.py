@@ -212,16 +212,16 @@ def test_access_hints(tree: Tree, monkeypatch: pytest.MonkeyPatch) -> None:
     os.chown(node, 0, 20)  # group dialout on Debian-like systems
     node.chmod(0o660)
     monkeypatch.setattr(ports.os, "access", lambda path, mode: False)
-    monkeypatch.setattr(ports, "_group_name", lambda gid: "dialout")
+    monkeypatch.setattr(ports, "group_name", lambda gid: "dialout")
     monkeypatch.setattr(ports, "_gid", lambda group: 20)
-    monkeypatch.setattr(ports, "_in_group_db", lambda gid: False)
+    monkeypatch.setattr(ports, "in_group_db", lambda gid: False)
     ftdi = listed(tree)["ttyUSB0"]
     assert not ftdi.can_open and ftdi.group == "dialout" and ftdi.mode == "-rw-rw----"
     assert ftdi.hints[0] == (
         "only root and group dialout may open it: `sudo usermod -aG dialout $USER`, "
         "then log out and back in"
     )
-    monkeypatch.setattr(ports, "_in_group_db", lambda gid: True)
+    monkeypatch.setattr(ports, "in_group_db", lambda gid: True)
     monkeypatch.setattr(ports.os, "getgroups", lambda: [0])
     assert (
         listed(tree)["ttyUSB0"]

@@ -317,7 +317,7 @@ class Bridge:
                 )
             )
         elif isinstance(event, LinkProblem):
-            self._log(logging.INFO, f"serial line: {event.error}", "serial line")
+            self._log(event.level, f"serial line: {event.error}", "serial line")
 
     # ------------------------------------------------------------------ tcp side
 

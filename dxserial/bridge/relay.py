@@ -522,7 +522,9 @@ class Relay:
             if verdict.record is not None:
                 self._out.append(WriteRecord(verdict.record))
         self._arrival_record(item, "sent-by-bridge", to=to, why=why, on_behalf_of=speaks_for)
-        self._log(logging.INFO, f"bridge -> {to}: '{escape(msg.wire)}' ({why})")
+        self._log(
+            logging.INFO, f"bridge -> {to}: '{escape(msg.wire)}' ({why})", kind=f"bridge -> {to}"
+        )
         self._route(to, item)
 
     # ------------------------------------------------------------------ close-out
@@ -633,7 +635,11 @@ class Relay:
         if action == "delivered" and item.sender is not None:
             self.counts[dir_] += 1
         if action == "lost":
-            self._log(logging.ERROR, f"{dir_}: message '{escape(item.raw)}' NOT delivered: {why}")
+            self._log(
+                logging.ERROR,
+                f"{dir_}: message '{escape(item.raw)}' NOT delivered: {why}",
+                kind=f"lost {dir_}",
+            )
         if not self.settings.trace:
             return
         fields: dict[str, Any] = {

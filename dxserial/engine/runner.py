@@ -169,7 +169,7 @@ class EngineRunner:
             self._lost = True
             self._inbox.put_nowait(_Lost(f"the peer stopped answering: {event.error}"))
         elif isinstance(event, LinkProblem):
-            log.info("line: %s", event.error)
+            log.log(event.level, "line: %s", event.error)
 
     # ------------------------------------------------------------------ dialogue
 

@@ -4,12 +4,18 @@ One object per line, flushed as written, so a crash loses nothing already seen a
 ``tail -f`` shows the game live.  The writer bounds the file: past ``max_bytes`` it
 stops writing and says so once in a last line, rather than filling a disk on a
 week-long unattended run.
+
+A trace holds every message and chat line. New files are made readable by their owner only;
+an existing file keeps the mode its owner gave it (changing it behind their back would
+surprise whoever reads it on purpose), but if others may read it the log says so once.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +25,8 @@ from dxserial.files import open_append
 from dxserial.protocol.messages import Message, escape
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+log = logging.getLogger("dxserial.game.trace")
 
 
 class TraceWriter:
@@ -31,6 +39,14 @@ class TraceWriter:
         self._file: IO[str] = os.fdopen(fd, "a", encoding="utf-8")
         self._written = self._file.tell()
         self._full = False
+        mode = os.fstat(fd).st_mode
+        self.exposure = exposure(mode)
+        if self.exposure is not None:
+            log.warning(
+                "trace file %s is readable by %s (mode %04o): it holds every message; "
+                "chmod 600 %s if that is not intended",
+                path, self.exposure, stat.S_IMODE(mode), path,
+            )
 
     def write(self, kind: str, **fields: Any) -> None:
         if self._full:
@@ -87,6 +103,15 @@ class TraceWriter:
 
     def close(self) -> None:
         self._file.close()
+
+
+def exposure(mode: int) -> str | None:
+    """Who besides the owner may read a file of this mode: "others", "its group" or None."""
+    if mode & stat.S_IROTH:
+        return "others"
+    if mode & stat.S_IRGRP:
+        return "its group"
+    return None
 
 
 def unescape(text: str) -> bytes:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError
+from dxserial.host.permissions import UDEV_HINT, group_name, in_group_db
 from dxserial.host.udev import PLACEHOLDER_SERIALS, adapter_family, predicted_name, udev_serial
 
 #: Folders of udev's stable links: by-id (maker, product, serial), by-path, ours.
@@ -365,7 +366,7 @@ def _with_access(port: PortInfo) -> PortInfo:
         port,
         can_open=can_open,
         owner=_user_name(st.st_uid),
-        group=_group_name(st.st_gid),
+        group=group_name(st.st_gid),
         mode=stat.filemode(st.st_mode),
     )
 
@@ -377,22 +378,6 @@ def _user_name(uid: int) -> str:
         return str(uid)
 
 
-def _group_name(gid: int) -> str:
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return str(gid)
-
-
-def _in_group_db(gid: int) -> bool:
-    """Whether the group database lists this user in the group (maybe not yet in effect)."""
-    try:
-        user = pwd.getpwuid(os.getuid())
-        return user.pw_gid == gid or user.pw_name in grp.getgrgid(gid).gr_mem
-    except KeyError:
-        return False
-
-
 def _hints(port: PortInfo) -> tuple[str, ...]:
     hints: list[str] = []
     if not os.path.exists(port.device):
@@ -400,7 +385,7 @@ def _hints(port: PortInfo) -> tuple[str, ...]:
     elif not port.can_open:
         group = port.group or "dialout"
         gid = _gid(group)
-        if gid is not None and _in_group_db(gid) and gid not in os.getgroups():
+        if gid is not None and in_group_db(gid) and gid not in os.getgroups():
             hints.append(
                 f"you are in group {group}, but this login session is not yet: log out and "
                 f"back in (or run `newgrp {group}`)"
@@ -413,7 +398,7 @@ def _hints(port: PortInfo) -> tuple[str, ...]:
         else:
             hints.append(
                 f"not readable and writable for you ({port.mode} {port.owner}:{port.group}); "
-                "`dxserial udev install` makes adapters group dialout, mode 0660"
+                f"{UDEV_HINT}"
             )
     if port.holders and port.kind != "pty":
         who = ", ".join(f"{h.command} (pid {h.pid})" for h in port.holders)

@@ -354,7 +354,7 @@ class Match:
             elif isinstance(event, LinkDown):
                 self._post(side, generation, _Lost(f"the engine stopped answering: {event.error}"))
             elif isinstance(event, LinkProblem):
-                log.info("engine %s line: %s", side.label, event.error)
+                log.log(event.level, "engine %s line: %s", side.label, event.error)
 
         driver = LinkDriver(side.endpoint.make_link(), on_event, name=f"engine-{side.label}")
         side.driver, side.port, side.session = driver, port, Session(Role.INITIATOR)

@@ -94,7 +94,7 @@ class NulLink:
             if isinstance(event, FrameReceived):
                 self._events.append(MessageReceived(event.raw))
             elif isinstance(event, FrameDropped):
-                self._events.append(LinkProblem(event.error))
+                self._events.append(LinkProblem(event.error, noise=True))
 
     def poll(self, now: float) -> None:
         """Nothing times out on a NUL link."""

@@ -35,6 +35,7 @@ import serial
 from serial_asyncio_fast import SerialTransport
 
 from dxserial.errors import ConfigError, PortError
+from dxserial.host.permissions import permission_denied
 from dxserial.transports.base import PushReader, StreamLink, os_reason
 from dxserial.transports.schemes import lookup, split_scheme
 from dxserial.transports.tcp import tune_socket
@@ -206,10 +207,7 @@ def port_error(port: str, exc: BaseException) -> PortError:
     """
     code = getattr(exc, "errno", None)
     if code in (errno.EACCES, errno.EPERM):
-        text = (
-            f"cannot open {port}: permission denied — add yourself to the 'dialout' group "
-            "(sudo usermod -aG dialout $USER) and log in again"
-        )
+        text = permission_denied(port)
     elif code == errno.ENOENT:
         text = (
             f"cannot open {port}: no such device — check the name and that the adapter is "
