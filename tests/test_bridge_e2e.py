@@ -126,8 +126,10 @@ def test_second_client_is_refused_and_first_keeps_working(rig: Rig) -> None:
     with NulModemPeer(rig.peer_path, seed=6) as peer, DxpClient("127.0.0.1", rig.port) as first:
         second = DxpClient("127.0.0.1", rig.port)
         try:
+            told = second.expect()  # told why in DXP, then closed by the bridge
+            assert told.startswith(b"Cdxserial bridge: busy: another engine is connected since ")
             second.sock.settimeout(10)
-            assert second.sock.recv(1) == b""  # closed by the bridge
+            assert second.sock.recv(1) == b""
         finally:
             second.close()
         peer.send(GAMEREQ)
@@ -192,3 +194,12 @@ def test_both_event_loops_carry_a_game(
     with NulModemPeer(rig.peer_path, seed=7) as peer, DxpClient("127.0.0.1", rig.port) as client:
         play_game(scan_game[:30], peer, client, serial_role="initiator")
     assert f"event loop: {loop}" in rig.log()
+
+
+def test_a_client_that_reconnects_at_once_is_not_refused(rig: Rig) -> None:
+    with NulModemPeer(rig.peer_path, seed=8) as peer:
+        for n in range(10):
+            with DxpClient("127.0.0.1", rig.port) as client:
+                client.send(f"Cround {n}".encode())
+                assert peer.expect() == f"Cround {n}".encode()
+    assert "refused TCP client" not in rig.log()

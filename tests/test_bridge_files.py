@@ -15,6 +15,7 @@ from helpers.peers import DxpClient, NulModemPeer
 from helpers.rig import RigFactory
 
 from dxserial.bridge.files import FileWriter
+from dxserial.game.record import GameRecord
 from dxserial.game.trace import TraceWriter
 
 
@@ -86,3 +87,11 @@ def test_a_killed_bridge_leaves_a_trace_that_replays(rig_factory: RigFactory) ->
     )
     assert out.returncode == 0, out.stderr
     assert "32-28" in out.stdout
+
+
+def test_a_client_ending_games_in_a_loop_cannot_fill_the_disk(tmp_path: Path) -> None:
+    writer = FileWriter(None, tmp_path, max_records_per_minute=3)
+    for n in range(5):
+        writer.record(GameRecord(white="a", black="b", game_number=n + 1))
+    writer.close()
+    assert len(list(tmp_path.glob("*.pdn"))) == 3

@@ -6,27 +6,44 @@ import ast
 import socket
 from pathlib import Path
 
-from helpers import wait_until
+from helpers import Cli, wait_until
 from helpers.peers import DxpClient, NulModemPeer
-from helpers.rig import RigFactory
+from helpers.rig import RigFactory, start_vpair
 
 import dxserial
 from dxserial.bridge import BridgeConfig
 from dxserial.bridge.policy import console_blocked_by_default
 
 
-def refused(port: int) -> bool:
+def refusal(port: int) -> bytes:
+    """Everything a refused client receives before the bridge closes its connection."""
+    got = b""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.settimeout(10)
-        return sock.recv(1) == b""
+        while chunk := sock.recv(4096):
+            got += chunk
+    return got
 
 
 def test_a_client_outside_allow_is_refused_with_a_log_line(rig_factory: RigFactory) -> None:
     rig = rig_factory(bridge_args=("--allow", "10.0.0.0/8,192.168.0.0/16"))
-    assert refused(rig.port)
+    # Told why, in DXP, then closed.
+    assert refusal(rig.port) == b"Cdxserial bridge: not allowed: your address is not in this bridge's --allow\0"
+    assert refusal(rig.port).startswith(b"Cdxserial bridge: not allowed")
     wait_until(lambda: "not in --allow" in rig.log(), what="the refusal logged")
-    assert "refused TCP client 127.0.0.1:" in rig.log()
+    assert rig.log().count("WARNING refused TCP client 127.0.0.1:") == 1  # once per address
     assert rig.bridge.poll() is None
+
+
+def test_a_bridge_reachable_from_other_machines_says_what_it_guards(tmp_path: Path) -> None:
+    vpair, a, _ = start_vpair(tmp_path)
+    with vpair, Cli("bridge", a, "--listen", "0.0.0.0:0") as bridge:  # bound, never contacted
+        bridge.out.expect("bridge ready", timeout=20)
+        assert bridge.stop() == 0
+        err = bridge.stderr()
+        vpair.stop()
+    line = next(x for x in err.splitlines() if "reachable beyond this machine" in x)
+    assert "--allow limits that" in line and "'console ' are blocked" in line
 
 
 def test_a_client_inside_allow_plays(rig_factory: RigFactory) -> None:

@@ -12,13 +12,14 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from dxserial.bridge.files import FileWriter
 from dxserial.bridge.flood import FloodGuard
 from dxserial.bridge.judge import SERIAL, TCP, Side
-from dxserial.bridge.policy import allowed, console_blocked_by_default
+from dxserial.bridge.policy import allowed, console_blocked_by_default, is_loopback
 from dxserial.bridge.relay import (
     Action,
     Forget,
@@ -34,8 +35,9 @@ from dxserial.bridge.settings import BridgeConfig
 from dxserial.errors import DxSerialError, FramingError
 from dxserial.game.record import GameRecord
 from dxserial.game.trace import TraceWriter
+from dxserial.protocol.framing import nul_frame
 from dxserial.protocol.links import NulLink, make_link
-from dxserial.protocol.messages import Message
+from dxserial.protocol.messages import Chat, Message
 from dxserial.protocol.nulmodem import (
     LinkDown,
     LinkProblem,
@@ -43,6 +45,7 @@ from dxserial.protocol.nulmodem import (
     MessageReceived,
     NulModemEvent,
 )
+from dxserial.protocol.session import Phase
 from dxserial.transports.linkdriver import LinkDriver
 from dxserial.transports.serial import open_serial
 from dxserial.transports.tcp import TcpLink, tcp_connect, tcp_listen
@@ -99,6 +102,8 @@ class Bridge:
             check=self._check,
         )
         self._peer: TcpLink | None = None
+        self._peer_since = 0.0
+        self._refused_hosts: set[str] = set()
         self._server: asyncio.Server | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._serial_gone: asyncio.TimerHandle | None = None
@@ -146,7 +151,10 @@ class Bridge:
                 self._emit(
                     logging.WARNING,
                     f"{hidden} more '{kind}' lines in the last {self._flood.window:g} s not "
-                    "shown" + (" (the trace has every message)" if self._files.tracing else ""),
+                    "shown" + (
+                        " (counted only; every message is in the trace)"
+                        if self._files.tracing else " (counted only)"
+                    ),
                 )
             if not show:
                 return
@@ -210,9 +218,13 @@ class Bridge:
                 self.listen_address = (str(sock[0]), int(sock[1]))
                 where = f"listening on {self.listen_address[0]}:{self.listen_address[1]}"
             ready = f"bridge ready: {self.cfg.port} <-> {where}"
-            self._log(logging.INFO, ready)
             if self._on_ready is not None:
-                self._on_ready(ready)
+                self._on_ready(ready)  # the caller shows it: log it only at debug level
+                log.debug("%s", ready)
+                self._files.trace({"kind": "event", "level": "info", "text": ready})
+            else:
+                self._log(logging.INFO, ready)
+            self._say_what_is_exposed()
             await self._stopping.wait()
             await self._drain_for_shutdown()
         finally:
@@ -233,6 +245,32 @@ class Bridge:
                 self._emit(logging.WARNING, f"{count} more '{kind}' lines not shown")
             self._emit(logging.INFO, f"bridge stopped; counts: {self.counters}")
             self._files.close()
+
+    def _say_what_is_exposed(self) -> None:
+        """Reachable beyond this machine: say once at start-up what the bridge guards."""
+        connect, listen = self.cfg.connect, self.cfg.listen
+        if connect is not None:
+            exposed = not is_loopback(connect[0])
+        else:
+            exposed = listen is not None and not is_loopback(listen[0])
+        if not exposed:
+            return
+        who = (
+            f"clients only from {', '.join(str(n) for n in self.cfg.allow)}" if self.cfg.allow
+            else "clients from anyone who can reach it (--allow limits that)"
+        )
+        if self.relay.settings.block_console:
+            self._log(
+                logging.INFO,
+                f"reachable beyond this machine: {who}; CHATs starting with 'console ' are "
+                "blocked (--allow-console lets them through)",
+            )
+        else:
+            self._log(
+                logging.WARNING,
+                f"reachable beyond this machine: {who}; CHATs starting with 'console ' are let "
+                "through (--allow-console): some engines run them as commands",
+            )
 
     def stop(self) -> None:
         self._stopping.set()
@@ -323,29 +361,44 @@ class Bridge:
 
     async def _on_client(self, link: TcpLink) -> None:
         if self.cfg.allow and not allowed(link.peer_host, self.cfg.allow):
+            first = link.peer_host not in self._refused_hosts
+            self._refused_hosts.add(link.peer_host)
             self._log(
-                logging.WARNING,
+                logging.WARNING if first else logging.DEBUG,
                 f"refused TCP client {link.peer}: not in --allow "
-                f"({', '.join(str(n) for n in self.cfg.allow)})",
+                f"({', '.join(str(n) for n in self.cfg.allow)})"
+                + ("" if not first else "; later refusals of this address are not logged"),
                 "refused client",
             )
-            await link.close()
+            await self._refuse(link, "not allowed: your address is not in this bridge's --allow")
             return
+        if self._peer is not None and self._peer.ending:
+            # Its hang-up is known but not yet handled: a quick reconnect must not be refused.
+            self._peer_gone(self._peer, "closed")
         if self._peer is not None:
             if not self.cfg.kick_old:
+                since = time.strftime("%H:%M:%S", time.localtime(self._peer_since))
                 self._log(
                     logging.WARNING,
                     f"refused TCP client {link.peer}: {self._peer.peer} is connected "
                     "(one peer at a time; --kick-old replaces it)",
                     "refused client",
                 )
-                await link.close()
+                await self._refuse(
+                    link, f"busy: another engine is connected since {since}; try later"
+                )
                 return
             self._log(logging.WARNING, f"TCP client {link.peer} replaces {self._peer.peer}")
             old = self._peer
             self._peer_gone(old, "replaced by a new client")
             await old.close()
         await self._serve_peer(link)
+
+    async def _refuse(self, link: TcpLink, why: str) -> None:
+        """Tell a refused client why, in DXP, before closing: a bare close says nothing."""
+        with contextlib.suppress(DxSerialError, OSError):
+            link.try_write(nul_frame(Chat(text=f"dxserial bridge: {why}"[:126]).wire))
+        await link.close()
 
     async def _tcp_connector(self) -> None:
         assert self.cfg.connect is not None
@@ -356,9 +409,12 @@ class Bridge:
                 link = await tcp_connect(host, port)
             except DxSerialError as exc:
                 if not failing:
+                    stopped = self.relay.judge.phase is Phase.STOPPED
                     self._log(
-                        logging.WARNING,
-                        f"{exc}; retrying every {self.cfg.reconnect_interval:g} s",
+                        logging.INFO if stopped else logging.WARNING,
+                        ("the TCP engine ended the session (stop code 1) and is gone: "
+                         if stopped else "")
+                        + f"{exc}; retrying every {self.cfg.reconnect_interval:g} s",
                     )
                     failing = True
                 await asyncio.sleep(self.cfg.reconnect_interval)
@@ -370,6 +426,7 @@ class Bridge:
     async def _serve_peer(self, link: TcpLink) -> None:
         driver = self._drivers[TCP]
         self._peer = link
+        self._peer_since = time.time()
         driver.attach(link)
         self._apply(self.relay.joined(TCP, self._now(), link.peer))
         why = await driver.read_until_lost(link, gate=self._drivers[SERIAL])

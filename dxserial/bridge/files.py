@@ -15,6 +15,8 @@ written: normally nothing, as the thread writes within a millisecond, and never 
 from __future__ import annotations
 
 import json
+import logging
+import math
 import threading
 import time
 from collections import deque
@@ -27,6 +29,9 @@ from dxserial.game.record import GameRecord, write_pdn
 from dxserial.game.trace import TraceWriter
 
 DEFAULT_MAX_LINES = 4096
+DEFAULT_MAX_RECORDS_PER_MINUTE = 60
+
+log = logging.getLogger("dxserial.bridge")
 
 #: Called in the writer thread with (record, path or None, error text or None).
 WrittenCallback = Callable[[GameRecord, Path | None, str | None], None]
@@ -42,6 +47,7 @@ class FileWriter:
         *,
         on_written: WrittenCallback | None = None,
         max_lines: int = DEFAULT_MAX_LINES,
+        max_records_per_minute: int = DEFAULT_MAX_RECORDS_PER_MINUTE,
     ) -> None:
         self._trace = trace
         self._pdn_dir = pdn_dir
@@ -50,6 +56,10 @@ class FileWriter:
         self._lines: deque[str] = deque()
         self._records: deque[GameRecord] = deque()
         self._skipped = 0
+        self.max_records_per_minute = max_records_per_minute
+        self._recent: deque[float] = deque()
+        self._skipped_records = 0
+        self._said_skipped = -math.inf
         self._cond = threading.Condition()
         self._closing = False
         self._thread: threading.Thread | None = None
@@ -75,9 +85,29 @@ class FileWriter:
             self._cond.notify()
 
     def record(self, game: GameRecord) -> None:
-        """Queue one finished game for its PDN file; never blocks."""
+        """Queue one finished game for its PDN file; never blocks.
+
+        At most ``max_records_per_minute`` files a minute: no real game is that short, and
+        a client that starts and ends games in a loop must not fill the disk.  What is
+        skipped is counted and said once a minute.
+        """
         if self._pdn_dir is None:
             return
+        now = time.monotonic()
+        recent = self._recent
+        while recent and now - recent[0] >= 60.0:
+            recent.popleft()
+        if len(recent) >= self.max_records_per_minute:
+            self._skipped_records += 1
+            if now - self._said_skipped >= 60.0:
+                self._said_skipped = now
+                log.error(
+                    "game records NOT written: more than %d games in a minute (a client "
+                    "starting and ending games in a loop?); %d skipped so far",
+                    self.max_records_per_minute, self._skipped_records,
+                )
+            return
+        recent.append(now)
         with self._cond:
             self._records.append(game)
             self._cond.notify()

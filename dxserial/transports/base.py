@@ -238,6 +238,17 @@ class StreamLink:
         """True once :meth:`close` was called."""
         return self._closed
 
+    @property
+    def ending(self) -> bool:
+        """The other end hung up or the link failed, even if nobody has read that yet."""
+        reader = self._reader
+        return (
+            self._closed
+            or self._writer.transport.is_closing()
+            or reader.at_eof()
+            or reader.exception() is not None
+        )
+
     def _lost(self, exc: BaseException) -> PortError:
         """Turn a transport error into the one-line error callers see."""
         return PortError(f"{self.name}: {os_reason(exc)}")
