@@ -8,13 +8,18 @@ engine would, so the test peer does the same and counts them.
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import struct
 from pathlib import Path
 
-from helpers import wait_until
+from helpers import wait_until, write_all
 from helpers.peers import DxpClient, NulModemPeer
 from helpers.rig import RigFactory
 
 from dxserial.errors import DuplicateMessageError
+from dxserial.protocol.framing import nul_frame
 from dxserial.protocol.messages import Chat, parse
 from dxserial.protocol.session import Role, Session
 
@@ -110,3 +115,36 @@ def test_unplug_and_replug_mid_game_loses_nothing(rig_factory: RigFactory, scan_
     assert "is back" in log
     assert "NOT delivered" not in log
     assert rig.bridge.poll() is None
+
+
+def test_a_client_that_resets_with_messages_unread_is_told_about(rig_factory: RigFactory) -> None:
+    rig = rig_factory(bridge_args=("--link", "nul"))
+    fd = os.open(rig.peer_path, os.O_RDWR | os.O_NOCTTY)
+    try:
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.connect(("127.0.0.1", rig.port))
+        wait_until(lambda: "connected (session 1)" in rig.log(), what="the client noticed")
+        chats = [f"Cnumber {n:04d} ".encode() + b"x" * 60 for n in range(400)]
+        write_all(fd, b"".join(nul_frame(c) for c in chats))  # the client reads none of them
+        wait_until(lambda: rig.trace_path.read_text().count('"action":"delivered"') == 400,
+                   what="all 400 written to the socket")
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.close()  # a reset: whatever its machine had not taken is gone
+        wait_until(lambda: "possibly" in rig.log(), what="the loss reported")
+
+        def traced() -> bool:
+            lines = rig.trace_path.read_text().splitlines()
+            return any('"action":"lost"' in x and "Cnumber 0399" in x for x in lines)
+
+        wait_until(traced, what="the last message's loss in the trace")
+    finally:
+        os.close(fd)
+    assert "never acknowledged by its machine" in rig.log()
+    lost = [
+        json.loads(line) for line in rig.trace_path.read_text().splitlines()
+        if '"action":"lost"' in line
+    ]
+    assert 0 < len(lost) < 400  # the client's machine took a few before it reset
+    assert lost[-1]["raw"].startswith("Cnumber 0399 ")  # each one is named in the trace
+    assert all(r["error"].startswith("possibly: ") for r in lost)

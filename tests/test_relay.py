@@ -539,3 +539,19 @@ def test_a_move_on_its_way_to_a_serial_engine_that_restarts_is_not_given_to_the_
     assert rig.got[TCP][-1] == REQ_Z
     assert rig.got[SERIAL] == []  # the new serial engine got nothing of the old game
     rig.check_counts()
+
+
+def test_messages_written_but_never_taken_by_a_reset_peer_are_reported() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    for text in (b"Cone", b"Ctwo", b"Cthree"):
+        rig.send(SERIAL, text)
+    assert len(rig.messages("delivered")) == 3  # written to the socket
+    # The peer reset its connection with 12 bytes still unacknowledged: the last two
+    # messages ("Ctwo" + NUL and "Cthree" + NUL) are what those bytes were.
+    rig.apply(rig.relay.unacknowledged(TCP, 12, "the connection was reset", rig.now))
+    lost = rig.messages("lost")
+    assert [r["raw"] for r in lost] == ["Ctwo", "Cthree"]
+    assert all(r["error"].startswith("possibly: ") for r in lost)
+    assert any("NOT delivered" in w and "Cthree" in w for w in rig.warnings())
+    rig.check_counts()

@@ -441,6 +441,15 @@ class Bridge:
         driver.detach()
         driver.link.close_input()  # reports a message cut off by the hang-up
         driver.service()
+        if link.unsent_at_end:  # written, but the peer's machine never took them
+            self._apply(
+                self.relay.unacknowledged(
+                    TCP, link.unsent_at_end,
+                    f"{link.unsent_at_end} byte(s) written to {link.peer} were never "
+                    f"acknowledged by its machine ({why})",
+                    self._now(),
+                )
+            )
         self._log(
             logging.INFO,
             f"TCP peer {link.peer} went away ({why}); serial side stays open",

@@ -160,6 +160,11 @@ class Relay:
         self.session: dict[Side, int] = {SERIAL: 1, TCP: 0}
         self._held: dict[Side, deque[_Msg]] = {SERIAL: deque(), TCP: deque()}
         self._flight: dict[Side, deque[_Msg]] = {SERIAL: deque(), TCP: deque()}
+        # The last messages delivered to each side, in case the other end's machine turns
+        # out not to have taken them (see :meth:`unacknowledged`).
+        self._recent: dict[Side, deque[_Msg]] = {
+            SERIAL: deque(maxlen=4096), TCP: deque(maxlen=4096)
+        }
         self._closeout: _Closeout | None = None
         self._ids = itertools.count(1)
         self._last_from_serial: tuple[bytes, float] | None = None
@@ -181,6 +186,7 @@ class Relay:
             if item.raw == raw:
                 del flight[i]
                 self._fate(item, side, "delivered")
+                self._recent[side].append(item)
                 break
         else:
             self._log(logging.DEBUG, f"{side}: delivery of '{escape(raw)}' not expected")
@@ -195,6 +201,20 @@ class Relay:
                 continue
             flight.remove(item)
             self._fate(item, side, "lost", why)
+        return self._take()
+
+    def unacknowledged(self, side: Side, nbytes: int, why: str, now: float) -> list[Action]:
+        """``side``'s link ended with ``nbytes`` written but never taken by the other end:
+        the last messages delivered there (as far as the bytes go) are possibly lost."""
+        recent = self._recent[side]
+        covered = 0
+        gone: list[_Msg] = []
+        while recent and covered < nbytes:
+            item = recent.pop()
+            covered += len(item.raw) + 1
+            gone.append(item)
+        for item in reversed(gone):
+            self._fate(item, side, "lost", f"possibly: {why}")
         return self._take()
 
     def joined(self, side: Side, now: float, who: str = "") -> list[Action]:
@@ -220,6 +240,7 @@ class Relay:
         self._trace_session(side, "left", why)
         gone = f"the {side} engine went away"
         self._forget(side, f"{gone} before it was delivered")
+        self._recent[side].clear()
         waiting = self._held[other(side)]
         for item in [m for m in waiting if m.sender == side]:
             # Its sender's session is over: it must not start anything with the next engine.

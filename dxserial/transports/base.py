@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
+import struct
+import termios
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Protocol, SupportsIndex, runtime_checkable
 
@@ -231,6 +234,8 @@ class StreamLink:
         self._reader = reader
         self._writer = writer
         self._closed = False
+        #: What :meth:`_unsent_bytes` said when the link ended (``None``: unknown).
+        self.unsent_at_end: int | None = None
         writer.transport.set_write_buffer_limits(high=0)
 
     @property
@@ -274,6 +279,7 @@ class StreamLink:
             if ended:
                 return
             ended = True
+            self.unsent_at_end = self._unsent_bytes()
             if exc is None:
                 try:
                     self._at_eof()
@@ -300,6 +306,19 @@ class StreamLink:
 
         reader.push_to(data, end)
         return True
+
+    def _unsent_bytes(self) -> int | None:
+        """Bytes written but not yet taken by the other end (TIOCOUTQ: for a socket, not
+        yet acknowledged by the peer's machine; for a tty, not yet sent down the line)."""
+        sock = self._writer.get_extra_info("socket")
+        fd = sock.fileno() if sock is not None else self._writer.get_extra_info("pipe_fd")
+        if not isinstance(fd, int) or fd < 0:
+            return None
+        try:
+            raw = fcntl.ioctl(fd, termios.TIOCOUTQ, b"\0\0\0\0")
+        except (OSError, ValueError):
+            return None
+        return int(struct.unpack("i", raw)[0])
 
     def pause_reading(self) -> None:
         """Stop reading from the OS (flow control: the other side cannot keep up)."""
