@@ -1,10 +1,11 @@
 #!/bin/sh
 # Build DXENG.COM, the DOS engine that `dxserial demo --dos` and the DOSBox tests run.
 # Needs bcc (Debian/Ubuntu: sudo apt-get install bcc). Output: dos/build/DXENG.COM, where
-# dxserial looks for it in a checkout (or set DXSERIAL_DOS_ENGINE=/path/to/DXENG.COM).
+# dxserial looks for it in a checkout, or DIR/DXENG.COM with `build.sh DIR` (then set
+# DXSERIAL_DOS_ENGINE=DIR/DXENG.COM).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out="$here/build"
+out="${1:-$here/build}"
 if ! command -v bcc >/dev/null 2>&1; then
     echo "dos/build.sh: bcc is not installed; install it with: sudo apt-get install bcc" >&2
     exit 1
