@@ -102,6 +102,7 @@ int base = 0x3F8;
 #define LCR (base + 3)
 #define MCR (base + 4)
 #define LSR (base + 5)
+#define MSR (base + 6)  /* modem status: CTS 10h, DSR 20h, RI 40h, DCD 80h */
 
 void uart_init(divisor) unsigned divisor;
 {
@@ -389,8 +390,8 @@ void begin(msg) char *msg;
   plies = 0;
   closing = 0;
   turn_start = now();
-  sprintf(note, "game %d: we play %s, %d moves", game_no, my_white ? "White" : "Black",
-          moves_limit);
+  sprintf(note, "game %d: we play %s, %d moves; MSR %02x", game_no,
+          my_white ? "White" : "Black", moves_limit, inb(MSR) & 0xF0);
   logs("GAME", note);
 }
 
@@ -568,8 +569,8 @@ int main(argc, argv) int argc; char **argv;
   lastraw = biosticks();
   uart_init((unsigned)(115200L / baud));
   geometry();
-  sprintf(note, "COM%d at %x, %ld baud 8N1, S=%d E=%d, %s", port, base, baud, S, E,
-          role_initiator ? "initiator" : "follower");
+  sprintf(note, "COM%d at %x, %ld baud 8N1, S=%d E=%d, %s; MSR %02x", port, base, baud, S,
+          E, role_initiator ? "initiator" : "follower", inb(MSR) & 0xF0);
   logs("START", note);
   printf("DXENG: %s\n", note);
   if (role_initiator) send_request();
