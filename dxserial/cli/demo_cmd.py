@@ -42,6 +42,19 @@ def demo_command(
         help="Keep the game's PDN file in DIR (created if missing).",
         show_default=False,
     ),
+    dos: bool = typer.Option(
+        False,
+        "--dos",
+        help="The serial-side engine is a real DOS program (DXENG.COM, built by dos/build.sh) "
+        "in a headless DOSBox, on DOSBox's emulated 8250 UART. Needs: sudo apt-get install "
+        "dosbox bcc.",
+    ),
+    cycles: int = typer.Option(
+        20000,
+        "--cycles",
+        help="With --dos: DOSBox's emulated CPU speed in instructions per ms (3000 is about "
+        "a 286); 0 runs it as fast as the host allows.",
+    ),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Show the bridge's log."),
 ) -> None:
     """Play a short game through the bridge, with no hardware.
@@ -50,12 +63,17 @@ def demo_command(
     NULMODEM, as a DOS engine would; the bridge joins the other end to a free TCP port on
     127.0.0.1; the built-in engine plays it over TCP. Every message that crosses the bridge
     is shown, with the board after each move, then the result and the PDN record.
+
+    With --dos the NULMODEM side is a real DOS program in DOSBox instead of the built-in
+    engine; its own log is shown after the game.
     """
     if moves < 1 or moves > 999:
         raise ConfigError(f"--moves {moves}: must be 1..999")
     check_depth(depth, "--depth")
     if baud < 0:
         raise ConfigError(f"--baud {baud}: must be 0 (full speed) or a line speed")
+    if cycles < 0:
+        raise ConfigError(f"--cycles {cycles}: must be 0 (as fast as possible) or more")
     if pdn is not None:
         pdn = output_dir(pdn, "PDN folder")
     configure_logging(verbose, quiet=verbose == 0)
@@ -65,7 +83,14 @@ def demo_command(
         # (messages left undelivered by a Ctrl-C, for instance) is for -v.
         logging.getLogger("dxserial.bridge").setLevel(logging.CRITICAL)
     options = DemoOptions(
-        moves=moves, baud=baud or None, depth=depth, seed=seed, board=not no_board, pdn_dir=pdn
+        moves=moves,
+        baud=baud or None,
+        depth=depth,
+        seed=seed,
+        board=not no_board,
+        pdn_dir=pdn,
+        dos=dos,
+        cycles=cycles or "max",
     )
     got: list[signal.Signals] = []
     try:
