@@ -397,7 +397,7 @@ class Bridge:
     async def _refuse(self, link: TcpLink, why: str) -> None:
         """Tell a refused client why, in DXP, before closing: a bare close says nothing."""
         with contextlib.suppress(DxSerialError, OSError):
-            link.try_write(nul_frame(Chat(text=f"dxserial bridge: {why}"[:126]).wire))
+            link.try_write(nul_frame(Chat.carrying(f"dxserial bridge: {why}").wire))
         await link.close()
 
     async def _tcp_connector(self) -> None:

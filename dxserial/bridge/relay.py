@@ -490,7 +490,7 @@ class Relay:
                 kind=f"cannot cross {dir_}",
             )
             if item.sender is not None:
-                note = Chat(text=f"dxserial: your last message cannot cross: {exc}"[:126])
+                note = Chat.carrying(f"dxserial: your last message cannot cross: {exc}")
                 self._bridge_sends(item.sender, note, "tells the sender why", judged=False)
             return False
         return True

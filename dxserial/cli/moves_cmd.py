@@ -6,7 +6,7 @@ import typer
 
 from dxserial.cli.app import app
 from dxserial.draughts import START_FEN, Position, pdn_moves, perft, to_dxp_move
-from dxserial.protocol.messages import Colour, encode
+from dxserial.protocol.messages import colour_name, encode
 
 
 def _plural(n: int, word: str) -> str:
@@ -15,7 +15,7 @@ def _plural(n: int, word: str) -> str:
 
 def moves_table(position: Position) -> list[str]:
     """A summary line, a header, then one line per legal move: PDN, DXP MOVE, captured."""
-    side = "White" if position.turn is Colour.WHITE else "Black"
+    side = colour_name(position.turn)
     named = pdn_moves(position)
     if not named:
         return [f"{side} to move has no legal move and has lost"]

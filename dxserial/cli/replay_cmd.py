@@ -10,8 +10,7 @@ wrote into a comment, is pointed at with ``!!``.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,9 @@ from dxserial.draughts import IllegalMoveError, Position, parse_pdn_move
 from dxserial.errors import DxSerialError, MessageError
 from dxserial.files import problem
 from dxserial.game.record import VIOLATION_PREFIX, GameRecord, RecordError, compact_fen, read_pdn
-from dxserial.game.referee import Policy, Referee, colour_name
-from dxserial.game.trace import unescape
-from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, parse
+from dxserial.game.referee import Policy, Referee
+from dxserial.game.trace import parse_trace, unescape
+from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, colour_name, parse
 from dxserial.protocol.session import GameStarted, Phase, Role
 
 
@@ -56,21 +55,6 @@ def _plural(n: int, word: str) -> str:
 
 
 # --------------------------------------------------------------------------- traces
-
-
-def _trace_records(path: Path, text: str) -> Iterator[dict[str, Any]]:
-    lines = text.splitlines()
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):
-                continue  # a torn last line: the bridge was killed mid-write
-            raise ReplayError(f"{path}: line {number} is not JSON") from None
-        if isinstance(record, dict):
-            yield record
 
 
 class _TraceReplay:
@@ -304,7 +288,7 @@ def load_games(path: Path, board: bool) -> tuple[list[GameLog], GameLog | None]:
         raise problem("read", "", path, exc, hint) from None
     if text.lstrip()[:1] == "{":
         replay = _TraceReplay(board)
-        replay.run(_trace_records(path, text))
+        replay.run(parse_trace(text, source=str(path)))
         if not replay.messages:
             raise ReplayError(f"{path}: this trace holds no DXP message")
         return replay.games, replay.preamble

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dxserial.draughts.board import Position
 from dxserial.draughts.errors import IllegalMoveError, Rejection
 from dxserial.draughts.movegen import LegalMove
-from dxserial.protocol.messages import Colour, Move, Piece
+from dxserial.protocol.messages import Colour, Move, Piece, colour_name
 
 _OWN = {
     Colour.WHITE: (Piece.WHITE_MAN, Piece.WHITE_KING),
@@ -50,7 +50,7 @@ def match_dxp_move(position: Position, msg: Move) -> LegalMove:
     def reject(why: str, reason: Rejection) -> IllegalMoveError:
         return IllegalMoveError(f"illegal move {describe_dxp_move(msg)}: {why}", reason=reason)
 
-    side = "White" if position.turn is Colour.WHITE else "Black"
+    side = colour_name(position.turn)
     if not 1 <= frm <= 50 or position.piece_at(frm) not in _OWN[position.turn]:
         what = _PIECE_NAMES[position.piece_at(frm)] if 1 <= frm <= 50 else "no such square"
         raise reject(f"no {side} piece on square {frm} ({what})", Rejection.NO_PIECE)

@@ -90,6 +90,7 @@ from dxserial.protocol.messages import (
     Message,
     Move,
     StopCode,
+    colour_name,
 )
 from dxserial.protocol.session import (
     DialogueEvent,
@@ -119,13 +120,11 @@ __all__ = [
     "PlayerEvent",
     "check_depth",
     "check_name",
-    "colour_name",
     "make_chat",
 ]
 
 DEFAULT_NAME = f"dxserial {__version__}"
 DEFAULT_DEPTH = 3
-_MAX_CHAT = 126
 _MAX_SECONDS = 9999
 #: Violations in a row (no accepted message between) after which the player gives up.
 MAX_VIOLATIONS = 5
@@ -140,10 +139,6 @@ class BackPolicy(enum.StrEnum):
 
     ACCEPT = "accept"  # K0, and the game goes back
     DECLINE = "decline"  # K1: take-back not supported
-
-
-def colour_name(colour: Colour) -> str:
-    return "White" if colour is Colour.WHITE else "Black"
 
 
 def check_name(name: str) -> str:
@@ -251,11 +246,8 @@ class PeerError(ProtocolError):
 
 
 def make_chat(text: str) -> Chat:
-    """A CHAT of ``text`` that DXP can carry (printable ASCII, at most 126 characters)."""
-    clean = "".join(c if 0x20 <= ord(c) < 0x7F else "?" for c in text)
-    if len(clean) > _MAX_CHAT:
-        clean = clean[: _MAX_CHAT - 3] + "..."
-    return Chat(text=clean or "?")
+    """A CHAT of ``text`` that DXP can carry (see :meth:`Chat.carrying`)."""
+    return Chat.carrying(text)
 
 
 # --------------------------------------------------------------------------- the player

@@ -35,11 +35,10 @@ from dxserial.engine.player import (
     Note,
     PeerError,
     Player,
-    colour_name,
 )
 from dxserial.engine.search import SearchCancelled
 from dxserial.errors import DxSerialError, FramingError, MessageError
-from dxserial.protocol.messages import Message, escape, parse
+from dxserial.protocol.messages import Message, colour_name, escape, parse
 from dxserial.protocol.nulmodem import (
     LinkDown,
     LinkProblem,

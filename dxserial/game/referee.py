@@ -49,6 +49,7 @@ from dxserial.protocol.messages import (
     GameRequest,
     Message,
     Move,
+    colour_name,
     escape,
 )
 from dxserial.protocol.session import (
@@ -70,16 +71,10 @@ __all__ = [
     "Verdict",
     "ViolationKind",
     "chat_for",
-    "colour_name",
 ]
 
 CHAT_PREFIX = "referee: "
-_MAX_CHAT = 126
 _DXP_TYPES = tuple(MESSAGE_TYPES.values())
-
-
-def colour_name(colour: Colour) -> str:
-    return "White" if colour is Colour.WHITE else "Black"
 
 
 class Policy(enum.StrEnum):
@@ -170,12 +165,7 @@ def chat_for(verdict: Verdict) -> Chat:
     """The CHAT that tells the sender of a violating message what was wrong (≤ 126 chars)."""
     if verdict.ok:
         raise ValueError("chat_for() needs a violation, not a good message")
-    text = CHAT_PREFIX + verdict.problem
-    text = text.encode("ascii", "replace").decode("ascii")
-    text = "".join(ch if 0x20 <= ord(ch) < 0x7F else "?" for ch in text)
-    if len(text) > _MAX_CHAT:
-        text = text[: _MAX_CHAT - 3] + "..."
-    return Chat(text=text)
+    return Chat.carrying(CHAT_PREFIX + verdict.problem)
 
 
 def _describe(msg: Message) -> str:

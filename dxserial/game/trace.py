@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from dxserial.errors import DxSerialError
 from dxserial.files import open_append
 from dxserial.protocol.messages import Message, escape
 
@@ -132,13 +133,27 @@ def unescape(text: str) -> bytes:
     return bytes(out)
 
 
-def read_trace(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of a trace file; a torn last line (crash mid-write) is skipped."""
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+class TraceError(DxSerialError):
+    """A trace file that cannot be read as one: says where."""
+
+
+def parse_trace(text: str, *, source: str = "trace") -> Iterator[dict[str, Any]]:
+    """Records of a trace's text.  A torn last line (the bridge killed mid-write) is
+    skipped; any other line that is not JSON is an error naming its line number."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):
                 continue
-            if isinstance(record, dict):
-                yield record
+            raise TraceError(f"{source}: line {number} is not JSON") from None
+        if isinstance(record, dict):
+            yield record
+
+
+def read_trace(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of a trace file (see :func:`parse_trace`)."""
+    return parse_trace(path.read_text(encoding="utf-8"), source=str(path))

@@ -41,6 +41,7 @@ from dxserial.protocol.messages import (
     GameRequest,
     Message,
     Move,
+    colour_name,
     escape,
 )
 from dxserial.protocol.session import Role
@@ -105,11 +106,11 @@ class _Show:
         arrow = "--> serial" if direction == "tcp->serial" else "<-- serial"
         line = f"{arrow}  {escape(msg.wire):<44}  "
         if isinstance(msg, Move) and verdict.pdn:
-            colour = "White" if verdict.colour is Colour.WHITE else "Black"
+            colour = colour_name(verdict.colour) if verdict.colour else "?"
             line += f"{sender} ({colour}) plays {verdict.pdn}"
         elif isinstance(msg, GameRequest):
             line += f"{sender} offers a game: {msg.moves} moves, the other side plays " + (
-                "White" if msg.follower_colour is Colour.WHITE else "Black"
+                colour_name(msg.follower_colour)
             )
         elif isinstance(msg, GameEnd):
             line += f"{sender} ends the game (reason {msg.reason.value}, stop {msg.stop.value})"

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dxserial.engine.endpoint import EngineEndpoint
-from dxserial.engine.player import DEFAULT_NAME, colour_name
+from dxserial.engine.player import DEFAULT_NAME
 from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
 from dxserial.game.record import GameRecord, Recorder, write_pdn
 from dxserial.game.referee import GameResult, Policy, Referee, Verdict, chat_for
@@ -57,6 +57,7 @@ from dxserial.protocol.messages import (
     Message,
     Move,
     StopCode,
+    colour_name,
     escape,
     parse,
 )

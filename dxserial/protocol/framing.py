@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dxserial.errors import ConfigError, FramingError
+from dxserial.protocol.messages import MAX_MESSAGE_LEN
 
-MAX_MESSAGE_LEN = 127
 """Longest DXP message, in bytes (layer 1 of the protocol)."""
 
 SAMPLE_LEN = 256

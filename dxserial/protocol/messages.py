@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 from dxserial.errors import MessageError
 
 MAX_MESSAGE_LEN = 127
+#: A CHAT's text: the message's 127 characters less the type letter.
+MAX_CHAT_TEXT = MAX_MESSAGE_LEN - 1
 NAME_LEN = 32
 SQUARES = 50
 
@@ -28,6 +30,11 @@ class Colour(enum.StrEnum):
     @property
     def other(self) -> Colour:
         return Colour.BLACK if self is Colour.WHITE else Colour.WHITE
+
+
+def colour_name(colour: Colour) -> str:
+    """``White`` or ``Black``: how a person names a DXP colour (``W``/``Z``)."""
+    return "White" if colour is Colour.WHITE else "Black"
 
 
 class Piece(enum.StrEnum):
@@ -168,6 +175,15 @@ class Chat(Message):
     NAME: ClassVar[str] = "CHAT"
 
     text: str
+
+    @classmethod
+    def carrying(cls, text: str) -> Chat:
+        """A CHAT of ``text`` that DXP can carry: printable ASCII (others become ``?``),
+        at most 126 characters (longer text ends in ``...``)."""
+        clean = "".join(c if 0x20 <= ord(c) < 0x7F else "?" for c in text)
+        if len(clean) > MAX_CHAT_TEXT:
+            clean = clean[: MAX_CHAT_TEXT - 3] + "..."
+        return cls(text=clean or "?")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -111,8 +111,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from dxserial.errors import ConfigError, FramingError, LinkDownError, MessageError
-from dxserial.protocol.framing import MAX_MESSAGE_LEN, check_message
-from dxserial.protocol.messages import escape, parse
+from dxserial.protocol.framing import check_message
+from dxserial.protocol.messages import MAX_MESSAGE_LEN, escape, parse
 
 DEFAULT_START = 0x02
 DEFAULT_END = 0x03
