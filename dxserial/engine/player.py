@@ -75,6 +75,7 @@ from dxserial import __version__
 from dxserial.draughts import IllegalMoveError, Position, RulesError, match_dxp_move, to_dxp_move
 from dxserial.engine.search import MAX_DEPTH, choose_move
 from dxserial.errors import ConfigError, DialogueError, DuplicateMessageError, ProtocolError
+from dxserial.game.referee import gameend_result
 from dxserial.protocol.messages import (
     NAME_LEN,
     AcceptCode,
@@ -649,16 +650,14 @@ class Player:
         reason = event.initial.reason
         colour = event.colour
         name = colour_name(colour)
+        claimed = gameend_result(reason, colour, name)
         if position.is_lost():
             result = _win_for(position.turn.other)
             why = f"{colour_name(position.turn)} has no legal move"
-        elif reason is EndReason.RESIGN:
-            result, why = _win_for(colour.other), f"{name} resigned"
-        elif reason is EndReason.DRAW:
-            result = "1-1"
-            why = "draw: move limit reached" if self._limit_reached() else f"draw: {name} claims it"
-        elif reason is EndReason.WIN:
-            result, why = _win_for(colour), f"{name} claims the win"
+        elif reason is EndReason.DRAW and self._limit_reached():
+            result, why = "1-1", "draw: move limit reached"
+        elif claimed is not None:
+            result, why = claimed.result, claimed.reason
         else:
             result, why = "*", f"no result: {name} ended the game"
         our = self.session.our_colour

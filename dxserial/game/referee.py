@@ -71,6 +71,7 @@ __all__ = [
     "Verdict",
     "ViolationKind",
     "chat_for",
+    "gameend_result",
 ]
 
 CHAT_PREFIX = "referee: "
@@ -106,6 +107,18 @@ class GameResult:
     @classmethod
     def win_for(cls, colour: Colour, reason: str) -> GameResult:
         return cls("2-0" if colour is Colour.WHITE else "0-2", reason)
+
+
+def gameend_result(reason: EndReason, colour: Colour, who: str) -> GameResult | None:
+    """What a GAMEEND started by ``who`` (playing ``colour``) says of the result; ``None``
+    for reason 0 (no claim: the board or nobody decides).  The one place this is read."""
+    if reason is EndReason.RESIGN:
+        return GameResult.win_for(colour.other, f"{who} resigned")
+    if reason is EndReason.DRAW:
+        return GameResult("1-1", f"draw: {who} sent GAMEEND reason 2")
+    if reason is EndReason.WIN:
+        return GameResult.win_for(colour, f"{who} claims the win: GAMEEND reason 3")
+    return None
 
 
 @dataclass(frozen=True)
@@ -457,12 +470,9 @@ class Referee:
         reason = event.initial.reason
         colour = self._dialogue.colour_of(event.ended_by) or event.colour
         by = f"{colour_name(colour)} ({event.ended_by})"
-        if reason is EndReason.RESIGN:
-            return GameResult.win_for(colour.other, f"{by} resigned")
-        if reason is EndReason.DRAW:
-            return GameResult("1-1", f"draw: {by} sent GAMEEND reason 2")
-        if reason is EndReason.WIN:
-            return GameResult.win_for(colour, f"{by} claims the win: GAMEEND reason 3")
+        claimed = gameend_result(reason, colour, by)
+        if claimed is not None:
+            return claimed
         if self._unreliable_from is not None:
             return GameResult(
                 "*",

@@ -42,7 +42,14 @@ from dxserial.engine.endpoint import EngineEndpoint
 from dxserial.engine.player import DEFAULT_NAME
 from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
 from dxserial.game.record import GameRecord, Recorder, write_pdn
-from dxserial.game.referee import GameResult, Policy, Referee, Verdict, chat_for
+from dxserial.game.referee import (
+    GameResult,
+    Policy,
+    Referee,
+    Verdict,
+    chat_for,
+    gameend_result,
+)
 from dxserial.protocol.messages import (
     AcceptCode,
     BackAccept,
@@ -235,13 +242,8 @@ class _Side:
 def _end_result(reason: EndReason, colour: Colour, title: str) -> GameResult:
     """The result of a GAMEEND an engine started (the board had not decided the game)."""
     who = f"{colour_name(colour)} {title}"
-    if reason is EndReason.RESIGN:
-        return GameResult.win_for(colour.other, f"{who} resigned")
-    if reason is EndReason.DRAW:
-        return GameResult("1-1", f"draw: {who} ended the game as a draw")
-    if reason is EndReason.WIN:
-        return GameResult.win_for(colour, f"{who} claims the win")
-    return GameResult("*", f"no result: {who} ended the game without a reason")
+    claimed = gameend_result(reason, colour, who)
+    return claimed or GameResult("*", f"no result: {who} ended the game without a reason")
 
 
 def _clean_name(name: str, fallback: str) -> str:
