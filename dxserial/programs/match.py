@@ -77,6 +77,8 @@ __all__ = [
     "MatchConfig",
     "Progress",
     "Standing",
+    "close_side",
+    "idle_sink",
 ]
 
 log = logging.getLogger("dxserial.programs.match")
@@ -102,6 +104,8 @@ class MatchConfig:
     name: str = DEFAULT_NAME
     event: str = "dxserial match"
     log_messages: bool = False
+    #: PDN White/Black: the engines' labels (a tournament's names) instead of their own names.
+    label_players: bool = False
 
 
 @dataclass(frozen=True)
@@ -285,6 +289,28 @@ def _clean_name(name: str, fallback: str) -> str:
     return name[:32] if name else fallback
 
 
+async def _drain(driver: LinkDriver, timeout: float = 5.0) -> None:
+    """Let the last messages (a final GAMEEND) reach the engine before closing."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while driver.port is not None and driver.link.queued and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+
+
+async def close_side(side: EngineSide) -> None:
+    """Close the engine's connection (its endpoint stays ready for the next one)."""
+    driver, port, reader = side.driver, side.port, side.reader
+    side.driver = side.port = side.reader = None
+    if reader is not None:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+    if driver is not None:
+        await _drain(driver)
+        await driver.close()
+    if port is not None:
+        await side.endpoint.release(port)
+
+
 def idle_sink(side: EngineSide, generation: int, payload: _Payload) -> None:
     """Between games: a lost link marks the engine gone, anything else is dropped."""
     if generation != side.generation:
@@ -445,24 +471,7 @@ class Match:
 
     async def disconnect(self, side: EngineSide) -> None:
         """Close the engine's connection (its endpoint stays ready for the next one)."""
-        driver, port, reader = side.driver, side.port, side.reader
-        side.driver = side.port = side.reader = None
-        if reader is not None:
-            reader.cancel()
-            await asyncio.gather(reader, return_exceptions=True)
-        if driver is not None:
-            await self._drain(driver)
-            await driver.close()
-        if port is not None:
-            await side.endpoint.release(port)
-
-    @staticmethod
-    async def _drain(driver: LinkDriver, timeout: float = 5.0) -> None:
-        """Let the last messages (a final GAMEEND) reach the engine before closing."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while driver.port is not None and driver.link.queued and loop.time() < deadline:
-            await asyncio.sleep(0.01)
+        await close_side(side)
 
     def _fail(self, side: EngineSide, reason: str) -> None:
         if side.failure is None:
@@ -856,6 +865,10 @@ class Match:
         record.termination = result.reason
         record.tags["WhiteEngine"] = white.label
         record.tags["BlackEngine"] = black.label
+        if self.cfg.label_players:
+            record.white, record.black = white.label, black.label
+            record.tags["WhiteEngine"] = white.name or white.label
+            record.tags["BlackEngine"] = black.name or black.label
         if start.label:
             record.tags["Opening"] = start.label
         if start.position is not None and record.start_fen == START_FEN:
