@@ -37,6 +37,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dxserial.draughts import START_FEN, Position
 from dxserial.engine.endpoint import EngineEndpoint
@@ -72,11 +73,11 @@ __all__ = [
     "FailurePolicy",
     "GameStart",
     "GameSummary",
-    "LiveMove",
     "Match",
     "MatchConfig",
     "Progress",
     "Standing",
+    "Watcher",
     "close_side",
     "idle_sink",
 ]
@@ -117,15 +118,10 @@ class GameStart:
     label: str = ""  # the opening as the user wrote it, for the PDN and the display
 
 
-@dataclass(frozen=True)
-class LiveMove:
-    """A move just relayed, for watchers (the live web view): the board after it."""
-
-    number: int  # game number
-    ply: int
-    pdn: str
-    fen: str  # the position after the move
-    seconds: int  # the time the mover reported (DXP MOVE field)
+#: A watcher (the live web view) gets JSON-ready dicts, ``kind`` one of "game" (started:
+#: players, start FEN, minutes), "move" (PDN, the FEN after it, the mover's seconds),
+#: "result", "standings" (the table's lines).
+Watcher = Callable[[dict[str, Any]], None]
 
 
 @dataclass
@@ -331,7 +327,7 @@ class Match:
         config: MatchConfig,
         *,
         progress: Progress | None = None,
-        on_move: Callable[[LiveMove], None] | None = None,
+        watch: Watcher | None = None,
     ) -> None:
         self.cfg = config
         self.sides = (
@@ -340,7 +336,7 @@ class Match:
         )
         for side in self.sides:
             side.sink = self._post
-        self.on_move = on_move
+        self.watch = watch
         self.progress = progress or Progress(lambda text: None, live=False)
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._msg_level = logging.INFO if config.log_messages else logging.DEBUG
@@ -379,6 +375,9 @@ class Match:
                 summary = await self.game(number, white, black, last=number == self.cfg.games)
                 if summary is not None:
                     self._score(summary)
+                    if self.watch is not None:
+                        table = results_table(list(self.standings.values()), len(self.summaries))
+                        self.watch({"kind": "standings", "table": table})
                 if self.stopped is not None:
                     break
                 failed = [s for s in self.sides if s.failure]
@@ -625,6 +624,15 @@ class Match:
                 self.progress.update("")
                 return None  # not started: nothing to record or score
         path = self._write_record(number, white, black, result, start)
+        if self.watch is not None:
+            self.watch(
+                {
+                    "kind": "result",
+                    "number": number,
+                    "result": result.result,
+                    "reason": result.reason,
+                }
+            )
         self.progress.update("")
         self.progress.line(
             f"game {number}: {result.result} ({result.reason})" + (f" -> {path}" if path else "")
@@ -732,6 +740,19 @@ class Match:
         judge(request, Role.INITIATOR)
         opened = judge(accepted[b.label], Role.FOLLOWER)
         self._record = recorder.current
+        if self.watch is not None and referee.position is not None:
+            white = a if colours[a.label] is Colour.WHITE else b
+            self.watch(
+                {
+                    "kind": "game",
+                    "number": number,
+                    "white": white.title,
+                    "black": other[white.label].title,
+                    "fen": referee.position.to_fen(),
+                    "minutes": self.cfg.minutes,
+                    "opening": start.label,
+                }
+            )
         if opened.result is not None:  # a start position where the side to move has lost
             return opened.result, {}
         first = request.first_to_move
@@ -766,15 +787,17 @@ class Match:
                 )
                 return result, {side.label: EndReason.WIN, opponent.label: EndReason.RESIGN}
             self._send(opponent, msg)
-            if self.on_move is not None and referee.position is not None:
-                self.on_move(
-                    LiveMove(
-                        number,
-                        referee.dialogue.plies,
-                        verdict.pdn or "?",
-                        referee.position.to_fen(),
-                        msg.seconds,
-                    )
+            if self.watch is not None and referee.position is not None:
+                self.watch(
+                    {
+                        "kind": "move",
+                        "number": number,
+                        "ply": referee.dialogue.plies,
+                        "pdn": verdict.pdn or "?",
+                        "colour": colour_name(colour),
+                        "fen": referee.position.to_fen(),
+                        "seconds": msg.seconds,
+                    }
                 )
             played = next((e for e in verdict.events if isinstance(e, MovePlayed)), None)
             move_no = played.move_number if played else 0

@@ -20,7 +20,6 @@ from dxserial.programs.match import (
     FailurePolicy,
     GameStart,
     GameSummary,
-    LiveMove,
     Match,
     MatchConfig,
     Progress,
@@ -45,8 +44,7 @@ log = logging.getLogger("dxserial.programs.tournament")
 STATE_FILE = "tournament-state.json"
 EVENT_FILE = "event.pdn"
 
-#: A watcher (the live web view) gets plain JSON-ready dicts: kind "game", "move", "result",
-#: "standings".
+#: See :data:`dxserial.programs.match.Watcher`; the tournament adds "standings" events.
 Watcher = Callable[[dict[str, Any]], None]
 
 
@@ -218,20 +216,9 @@ class Tournament:
             black,
             self.config,
             progress=_GameProgress(self, game.number),
-            on_move=self._on_move,
+            watch=self._tell,
         )
         self._running[game.number] = (game, match)
-        opening = self.spec.openings[game.opening]
-        self._tell(
-            {
-                "kind": "game",
-                "number": game.number,
-                "white": game.white,
-                "black": game.black,
-                "fen": (opening.position.to_fen() if opening.position else None),
-                "opening": opening.text,
-            }
-        )
         return match
 
     async def _play(self, game: Pairing, match: Match) -> GameSummary | None:
@@ -243,16 +230,10 @@ class Tournament:
         last = self.schedule.last_for(game, self.state.games)
         return await match.game(game.number, white, black, last=last, start=start)
 
-    def _on_move(self, move: LiveMove) -> None:
-        self._tell({"kind": "move", **dataclasses.asdict(move)})
-
     def _finish(self, game: Pairing, match: Match, summary: GameSummary | None) -> None:
         total = len(self.schedule.games)
         if summary is None or match.stopped == "interrupted":
             log.info("game %d interrupted: it is played again on --resume", game.number)
-            self._tell(
-                {"kind": "result", "number": game.number, "result": "*", "reason": "interrupted"}
-            )
             return
         white, black = self.sides[game.white], self.sides[game.black]
         entry = GameResultEntry(
@@ -272,14 +253,6 @@ class Tournament:
         self.progress.line(
             f"[{len(self.state.games)}/{total}] game {game.number}: {game.white} - {game.black} "
             f"{entry.result}  |  {self.scores.standings_line()}"
-        )
-        self._tell(
-            {
-                "kind": "result",
-                "number": game.number,
-                "result": entry.result,
-                "reason": entry.reason,
-            }
         )
         self._tell(self.snapshot_standings())
 
