@@ -254,6 +254,9 @@ class EngineSide:
     failure: str | None = None  # failed during a game (it loses that game)
     gone: str | None = None  # left between games or after the last one
     sink: Callable[[EngineSide, int, _Payload], None] | None = None
+    #: The engine may still be in a game of a director that crashed (``--resume``): the
+    #: next connection first closes it (see :meth:`Match.close_stale`).
+    stale: bool = False
 
     @property
     def usable(self) -> bool:
@@ -589,6 +592,9 @@ class Match:
                         await self._connect(side)
                     except DxSerialError as exc:
                         self._fail(side, f"cannot reach it: {exc}")
+            for side in (white, black):
+                if side.stale and side.usable:
+                    await self.close_stale(side)
             accepted = await self._offer(number, white, black, start)
             self.progress.line(f"game {number}: White {white.title} vs Black {black.title}")
             if accepted is not None:
@@ -699,6 +705,9 @@ class Match:
             if item.side.label in accepted:
                 early.append(item)  # e.g. White's first move, before Black has accepted
                 continue
+            if isinstance(item.payload, GameEnd) and self._stale_game(item.side, item.payload):
+                deadline = asyncio.get_running_loop().time() + self.cfg.move_timeout
+                continue
             msg = self._intake(item.side, item.payload)
             if isinstance(msg, GameAccept):
                 side = item.side
@@ -709,6 +718,58 @@ class Match:
                     return None
                 accepted[side.label] = msg
         return accepted
+
+    async def close_stale(self, side: EngineSide, timeout: float = 3.0) -> None:
+        """Close a game the engine may still have open from a director that crashed.
+
+        GAMEEND reason 0, stop code 0, sent outside the dialogue (ours has no game), then
+        its answer is awaited for up to ``timeout`` seconds and swallowed, with any CHAT
+        (an idle engine may say the GAMEEND was unexpected).  Messages from the other
+        engine meanwhile are kept for the game.
+        """
+        side.stale = False
+        if side.driver is None:
+            return
+        log.info("engine %s: closing any game left open by an earlier run (GAMEEND 0)", side.label)
+        side.driver.send(GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE).wire)
+        deadline = asyncio.get_running_loop().time() + min(timeout, self.cfg.move_timeout)
+        others: list[_Item] = []
+        try:
+            while side.usable:
+                item = await self._next(deadline)
+                if item is None:
+                    return
+                if item.side is not side:
+                    others.append(item)
+                    continue
+                payload = item.payload
+                if isinstance(payload, GameEnd):
+                    return
+                if isinstance(payload, Chat):
+                    log.info("chat from engine %s: %s", side.label, payload.text)
+                elif isinstance(payload, _Lost):
+                    self._fail(side, f"link lost: {payload.reason}")
+        finally:
+            self._held.extend(others)
+
+    def _stale_game(self, side: EngineSide, end: GameEnd) -> bool:
+        """A GAMEEND instead of a GAMEACC: the engine was still in a game of a director that
+        died (a crash before ``--resume``).  Answer it so the engine's old game is closed,
+        then offer the game again.  True if handled so."""
+        if side.session.phase is not Phase.REQUESTED or side.driver is None:
+            return False
+        request = side.session.dialogue.pending
+        if not isinstance(request, GameRequest):
+            return False
+        log.info(
+            "engine %s was still in an earlier game (GAMEEND instead of GAMEACC): "
+            "answered, and the game offered again",
+            side.label,
+        )
+        side.driver.send(GameEnd(reason=EndReason.NONE, stop=end.stop).wire)
+        side.session = Session(Role.INITIATOR)
+        self._send(side, request)
+        return True
 
     async def _play(
         self,

@@ -162,6 +162,8 @@ class Tournament:
             )
         if self.resume:
             self.state = State.load(self.state_path, self.schedule.fingerprint)
+            for side in self.sides.values():
+                side.stale = True
         self.scores = Scores(self.spec.names, self.state.games.values())
         total = len(self.schedule.games)
         try:
