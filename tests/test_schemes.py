@@ -13,7 +13,7 @@ from dxserial.transports.dosbox import SCHEMES as DOSBOX_SCHEMES
 from dxserial.transports.schemes import SCHEMES, choices, lookup
 
 ENDPOINT_CHOICES = (
-    "use one of: tcp://, listen://, socket://, dosbox://, dosbox-listen://, hwgrep:// "
+    "use one of: tcp://, listen://, socket://, dosbox://, dosbox-listen://, rfc2217://, hwgrep:// "
     "or a device path"
 )
 
@@ -23,7 +23,7 @@ ENDPOINT_CHOICES = (
     [
         (["engine", "tcpp://127.0.0.1:27531", "--role", "follower"], ENDPOINT_CHOICES),
         (["match", "tcpp://127.0.0.1:1", "tcp://127.0.0.1:2"], ENDPOINT_CHOICES),
-        (["bridge", "tcpp://127.0.0.1:1"], "use one of: socket://, dosbox://, dosbox-listen://, hwgrep:// or a device path"),
+        (["bridge", "tcpp://127.0.0.1:1"], "use one of: socket://, dosbox://, dosbox-listen://, rfc2217://, hwgrep:// or a device path"),
         (["selftest", "tcpp://127.0.0.1:1"], "use one of: socket://"),
     ],
 )
@@ -55,3 +55,4 @@ def test_endpoint_kinds_come_from_the_table() -> None:
     assert parse_engine_endpoint("listen://127.0.0.1:0").kind is EndpointKind.LISTEN
     assert parse_engine_endpoint("dosbox://127.0.0.1:5555").kind is EndpointKind.SERIAL
     assert parse_engine_endpoint("/dev/ttyUSB0").kind is EndpointKind.SERIAL
+    assert parse_engine_endpoint("rfc2217://10.0.0.2:7000").kind is EndpointKind.SERIAL

@@ -217,7 +217,7 @@ async def test_not_a_serial_device(tmp_path: Path) -> None:
         await open_serial(str(tmp_path))
 
 
-@pytest.mark.parametrize("url", ["loop://", "rfc2217://localhost:7000", "spy:///dev/ttyS0"])
+@pytest.mark.parametrize("url", ["loop://", "spy:///dev/ttyS0"])
 async def test_urls_without_a_file_descriptor_are_refused(url: str) -> None:
     with pytest.raises(ConfigError, match="no file descriptor"):
         await open_serial(url)

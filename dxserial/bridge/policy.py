@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 
+from dxserial.errors import ConfigError
+
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -41,4 +43,30 @@ def console_blocked_by_default(
     return not is_loopback(host)
 
 
-__all__ = ["IPNetwork", "allowed", "console_blocked_by_default", "is_loopback"]
+def parse_networks(values: list[str] | str | None) -> tuple[IPNetwork, ...]:
+    """Address ranges from --allow (repeated or comma-separated) or a config's string."""
+    if not values:
+        return ()
+    items = [values] if isinstance(values, str) else values
+    out: list[IPNetwork] = []
+    for item in items:
+        for text in item.split(","):
+            text = text.strip()
+            if not text:
+                continue
+            try:
+                out.append(ipaddress.ip_network(text, strict=False))
+            except ValueError:
+                raise ConfigError(
+                    f"--allow: {text!r} is not an address or range (e.g. 10.0.0.0/8)"
+                ) from None
+    return tuple(out)
+
+
+__all__ = [
+    "IPNetwork",
+    "allowed",
+    "console_blocked_by_default",
+    "is_loopback",
+    "parse_networks",
+]

@@ -58,6 +58,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "dxserial.cli.match_cmd",
         "Play a match between two follower engines; dxserial is the initiator to both.",
     ),
+    "tournament": (
+        "dxserial.cli.tournament_cmd",
+        "Play a round robin or a gauntlet between engines listed in a TOML file.",
+    ),
     "udev": (
         "dxserial.cli.udev_cmd",
         "Install the udev rules and systemd unit that start a bridge when an adapter appears.",

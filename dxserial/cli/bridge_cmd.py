@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import signal
 import sys
@@ -14,6 +13,7 @@ import typer
 
 from dxserial import runtime
 from dxserial.bridge import Bridge, BridgeConfig, IPNetwork
+from dxserial.bridge.policy import parse_networks
 from dxserial.bridge.settings import DEFAULT_PEER_GRACE, DEFAULT_SERIAL_GRACE
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging, note_pty_speed, nulmodem_settings, option_given
@@ -361,22 +361,7 @@ def _merge_config(
 
 def _networks(values: list[str] | str | None) -> tuple[IPNetwork, ...]:
     """Address ranges from --allow (repeated or comma-separated) or the config's string."""
-    if not values:
-        return ()
-    items = [values] if isinstance(values, str) else values
-    out: list[IPNetwork] = []
-    for item in items:
-        for text in item.split(","):
-            text = text.strip()
-            if not text:
-                continue
-            try:
-                out.append(ipaddress.ip_network(text, strict=False))
-            except ValueError:
-                raise ConfigError(
-                    f"--allow: {text!r} is not an address or range (e.g. 10.0.0.0/8)"
-                ) from None
-    return tuple(out)
+    return parse_networks(values)
 
 
 def _referee(value: str) -> Literal["off", "warn", "strict"]:

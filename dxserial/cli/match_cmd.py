@@ -89,6 +89,15 @@ def match_command(
         rich_help_panel="Serial lines and NULMODEM",
         help="NULMODEM: failed attempts in a row before the link is down.",
     ),
+    web: str | None = typer.Option(
+        None,
+        "--web",
+        help="Serve a live view of the games at HOST:PORT (needs dxserial[web]).",
+        show_default=False,
+    ),
+    allow: list[str] = typer.Option(
+        [], "--allow", help="With --web: networks that may connect (CIDR; repeatable)."
+    ),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
@@ -131,7 +140,7 @@ def match_command(
         log_messages=verbose >= 1,
     )
     match = Match(endpoints[0], endpoints[1], config, progress=_progress())
-    completed = runtime.run(_run(match))
+    completed = runtime.run(_run(match, web, allow))
     sys.stdout.flush()
     if not completed:
         print(
@@ -149,12 +158,20 @@ def _progress() -> Progress:
     return Progress(write, live=sys.stdout.isatty())
 
 
-async def _run(match: Match) -> bool:
+async def _run(match: Match, web: str | None, allow: list[str]) -> bool:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, match.stop)
+    server = None
     try:
+        if web is not None:
+            from dxserial.web import start_web
+
+            server = await start_web(web, allow, match.progress.line, match.cfg.event)
+            match.watch = server.publish
         return await match.run()
     finally:
+        if server is not None:
+            await server.close()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

@@ -37,7 +37,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from dxserial.draughts import START_FEN, Position
 from dxserial.engine.endpoint import EngineEndpoint
 from dxserial.engine.player import DEFAULT_NAME
 from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
@@ -63,6 +65,7 @@ from dxserial.protocol.messages import (
     GameRequest,
     Message,
     Move,
+    Piece,
     StopCode,
     colour_name,
     escape,
@@ -73,7 +76,19 @@ from dxserial.protocol.session import MovePlayed, Phase, Role, Session
 from dxserial.transports.base import ByteLink
 from dxserial.transports.linkdriver import LinkDriver
 
-__all__ = ["FailurePolicy", "GameSummary", "Match", "MatchConfig", "Progress", "Standing"]
+__all__ = [
+    "EngineSide",
+    "FailurePolicy",
+    "GameStart",
+    "GameSummary",
+    "Match",
+    "MatchConfig",
+    "Progress",
+    "Standing",
+    "Watcher",
+    "close_side",
+    "idle_sink",
+]
 
 log = logging.getLogger("dxserial.programs.match")
 
@@ -98,6 +113,23 @@ class MatchConfig:
     name: str = DEFAULT_NAME
     event: str = "dxserial match"
     log_messages: bool = False
+    #: PDN White/Black: the engines' labels (a tournament's names) instead of their own names.
+    label_players: bool = False
+
+
+@dataclass(frozen=True)
+class GameStart:
+    """Where a game starts: the normal start, or an opening's position (GAMEREQ form B)."""
+
+    position: tuple[Piece, ...] | None = None
+    to_move: Colour | None = None
+    label: str = ""  # the opening as the user wrote it, for the PDN and the display
+
+
+#: A watcher (the live web view) gets JSON-ready dicts, ``kind`` one of "game" (started:
+#: players, start FEN, minutes), "move" (PDN, the FEN after it, the mover's seconds),
+#: "result", "standings" (the table's lines).
+Watcher = Callable[[dict[str, Any]], None]
 
 
 @dataclass
@@ -202,7 +234,7 @@ _Payload = Message | _Lost | _Invalid
 
 @dataclass(frozen=True)
 class _Item:
-    side: _Side | None  # None: stop requested
+    side: EngineSide | None  # None: stop requested
     generation: int
     payload: _Payload | None
 
@@ -212,8 +244,12 @@ class _Interrupted(Exception):
 
 
 @dataclass(eq=False)
-class _Side:
-    """One follower engine: its endpoint, and while connected, its link and dialogue."""
+class EngineSide:
+    """One follower engine: its endpoint, and while connected, its link and dialogue.
+
+    A side outlives a :class:`Match` when a tournament hands it from one pairing to the
+    next: what its connection reports goes to ``sink``, which each match sets to its own.
+    """
 
     label: str
     endpoint: EngineEndpoint
@@ -225,6 +261,10 @@ class _Side:
     generation: int = 0
     failure: str | None = None  # failed during a game (it loses that game)
     gone: str | None = None  # left between games or after the last one
+    sink: Callable[[EngineSide, int, _Payload], None] | None = None
+    #: The engine may still be in a game of a director that crashed (``--resume``): the
+    #: next connection first closes it (see :meth:`Match.close_stale`).
+    stale: bool = False
 
     @property
     def usable(self) -> bool:
@@ -251,19 +291,58 @@ def _clean_name(name: str, fallback: str) -> str:
     return name[:32] if name else fallback
 
 
+async def _drain(driver: LinkDriver, timeout: float = 5.0) -> None:
+    """Let the last messages (a final GAMEEND) reach the engine before closing."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while driver.port is not None and driver.link.queued and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+
+
+async def close_side(side: EngineSide) -> None:
+    """Close the engine's connection (its endpoint stays ready for the next one)."""
+    driver, port, reader = side.driver, side.port, side.reader
+    side.driver = side.port = side.reader = None
+    if reader is not None:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+    if driver is not None:
+        await _drain(driver)
+        await driver.close()
+    if port is not None:
+        await side.endpoint.release(port)
+
+
+def idle_sink(side: EngineSide, generation: int, payload: _Payload) -> None:
+    """Between games: a lost link marks the engine gone, anything else is dropped."""
+    if generation != side.generation:
+        return
+    if isinstance(payload, _Lost):
+        side.gone = payload.reason
+    else:
+        log.info("engine %s between games: %s (dropped)", side.label, payload)
+
+
 class Match:
     """Plays ``config.games`` games between the engines at two endpoints."""
 
     def __init__(
         self,
-        a: EngineEndpoint,
-        b: EngineEndpoint,
+        a: EngineEndpoint | EngineSide,
+        b: EngineEndpoint | EngineSide,
         config: MatchConfig,
         *,
         progress: Progress | None = None,
+        watch: Watcher | None = None,
     ) -> None:
         self.cfg = config
-        self.sides = (_Side("A", a), _Side("B", b))
+        self.sides = (
+            a if isinstance(a, EngineSide) else EngineSide("A", a),
+            b if isinstance(b, EngineSide) else EngineSide("B", b),
+        )
+        for side in self.sides:
+            side.sink = self._post
+        self.watch = watch
         self.progress = progress or Progress(lambda text: None, live=False)
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._msg_level = logging.INFO if config.log_messages else logging.DEBUG
@@ -297,9 +376,14 @@ class Match:
                 f"PDN in {self.cfg.pdn_dir}"
             )
             for number in range(1, self.cfg.games + 1):
-                summary = await self._game(number)
+                a, b = self.sides
+                white, black = (a, b) if number % 2 == 1 else (b, a)
+                summary = await self.game(number, white, black, last=number == self.cfg.games)
                 if summary is not None:
                     self._score(summary)
+                    if self.watch is not None:
+                        table = results_table(list(self.standings.values()), len(self.summaries))
+                        self.watch({"kind": "standings", "table": table})
                 if self.stopped is not None:
                     break
                 failed = [s for s in self.sides if s.failure]
@@ -313,7 +397,7 @@ class Match:
             return self.stopped is None
         finally:
             for side in self.sides:
-                await self._disconnect(side)
+                await self.disconnect(side)
                 await side.endpoint.close()
 
     def _score(self, summary: GameSummary) -> None:
@@ -336,7 +420,7 @@ class Match:
 
     # ------------------------------------------------------------------ connections
 
-    async def _connect(self, side: _Side) -> None:
+    async def _connect(self, side: EngineSide) -> None:
         """Open the engine's endpoint (a stop request cuts a long wait short)."""
         opening = asyncio.create_task(side.endpoint.open(self.cfg.connect_timeout))
         stopping = asyncio.create_task(self._stopping.wait())
@@ -351,23 +435,34 @@ class Match:
         side.generation += 1
         generation = side.generation
 
+        def post(payload: _Payload) -> None:
+            if side.sink is not None:
+                side.sink(side, generation, payload)
+
         def on_event(event: NulModemEvent) -> None:
             if isinstance(event, MessageReceived):
-                self._post(side, generation, self._parse(event.raw))
+                post(self._parse(event.raw))
             elif isinstance(event, LinkDown):
-                self._post(side, generation, _Lost(f"the engine stopped answering: {event.error}"))
+                post(_Lost(f"the engine stopped answering: {event.error}"))
             elif isinstance(event, LinkProblem):
                 log.log(event.level, "engine %s line: %s", side.label, event.error)
 
         driver = LinkDriver(side.endpoint.make_link(), on_event, name=f"engine-{side.label}")
         side.driver, side.port, side.session = driver, port, Session(Role.INITIATOR)
         driver.attach(port)
-        side.reader = asyncio.create_task(self._read(side, generation, driver, port))
+        side.reader = asyncio.create_task(self._read(side, generation, driver, port, post))
         log.info("engine %s connected: %s", side.label, side.endpoint.describe())
 
-    async def _read(self, side: _Side, generation: int, driver: LinkDriver, port: ByteLink) -> None:
+    @staticmethod
+    async def _read(
+        side: EngineSide,
+        generation: int,
+        driver: LinkDriver,
+        port: ByteLink,
+        post: Callable[[_Payload], None],
+    ) -> None:
         why = await driver.read_until_lost(port)
-        self._post(side, generation, _Lost(str(why) if why else "the engine closed the connection"))
+        post(_Lost(str(why) if why else "the engine closed the connection"))
 
     @staticmethod
     def _parse(raw: bytes) -> Message | _Invalid:
@@ -376,37 +471,21 @@ class Match:
         except MessageError as exc:
             return _Invalid(raw, str(exc))
 
-    def _post(self, side: _Side, generation: int, payload: _Payload) -> None:
+    def _post(self, side: EngineSide, generation: int, payload: _Payload) -> None:
         self._queue.put_nowait(_Item(side, generation, payload))
 
-    async def _disconnect(self, side: _Side) -> None:
-        driver, port, reader = side.driver, side.port, side.reader
-        side.driver = side.port = side.reader = None
-        if reader is not None:
-            reader.cancel()
-            await asyncio.gather(reader, return_exceptions=True)
-        if driver is not None:
-            await self._drain(driver)
-            await driver.close()
-        if port is not None:
-            await side.endpoint.release(port)
+    async def disconnect(self, side: EngineSide) -> None:
+        """Close the engine's connection (its endpoint stays ready for the next one)."""
+        await close_side(side)
 
-    @staticmethod
-    async def _drain(driver: LinkDriver, timeout: float = 5.0) -> None:
-        """Let the last messages (a final GAMEEND) reach the engine before closing."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while driver.port is not None and driver.link.queued and loop.time() < deadline:
-            await asyncio.sleep(0.01)
-
-    def _fail(self, side: _Side, reason: str) -> None:
+    def _fail(self, side: EngineSide, reason: str) -> None:
         if side.failure is None:
             side.failure = reason
             self.progress.line(f"engine {side.title} failed: {reason}")
 
     # ------------------------------------------------------------------ messages
 
-    def _send(self, side: _Side, msg: Message) -> None:
+    def _send(self, side: EngineSide, msg: Message) -> None:
         """Send to one engine; its dialogue is checked first (a violation is our bug)."""
         if not side.usable:
             return
@@ -437,7 +516,7 @@ class Match:
             if item.generation == item.side.generation and item.side.driver is not None:
                 return item
 
-    def _intake(self, side: _Side, payload: _Payload | None) -> Message | None:
+    def _intake(self, side: EngineSide, payload: _Payload | None) -> Message | None:
         """Check one message from ``side`` against its dialogue; None if nothing to act on.
 
         CHAT is logged, BACKREQ answered with K1, anything invalid or out of turn logged and
@@ -482,12 +561,23 @@ class Match:
 
     # ------------------------------------------------------------------ one game
 
-    async def _game(self, number: int) -> GameSummary | None:
-        """Play game ``number``; None if the match was interrupted before it started."""
-        a, b = self.sides
-        white, black = (a, b) if number % 2 == 1 else (b, a)
+    async def game(
+        self,
+        number: int,
+        white: EngineSide,
+        black: EngineSide,
+        *,
+        last: bool | set[str] = False,
+        start: GameStart | None = None,
+    ) -> GameSummary | None:
+        """Play game ``number``; None if the match was interrupted before it started.
+
+        ``last``: stop code 1 for both engines (True) or for the engines named (a tournament
+        stops each engine after its own last game).
+        """
         colours = {white.label: Colour.WHITE, black.label: Colour.BLACK}
-        last = number == self.cfg.games
+        start = start or GameStart()
+        last_for = {s.label for s in self.sides} if last is True else (last or set())
         self.progress.update(f"game {number}/{self.cfg.games}: starting")
         recorder = Recorder(event=self.cfg.event, site="dxserial")
         referee = Referee(Policy.STRICT)
@@ -498,17 +588,22 @@ class Match:
         try:
             for side in self.sides:
                 if side.connected and not side.usable:
-                    await self._disconnect(side)
+                    await self.disconnect(side)
                 side.failure = side.gone = None
                 if not side.connected:
                     try:
                         await self._connect(side)
                     except DxSerialError as exc:
                         self._fail(side, f"cannot reach it: {exc}")
-            accepted = await self._offer(number, white, black)
+            for side in (white, black):
+                if side.stale and side.usable:
+                    await self.close_stale(side)
+            accepted = await self._offer(number, white, black, start)
             self.progress.line(f"game {number}: White {white.title} vs Black {black.title}")
             if accepted is not None:
-                result, reasons = await self._play(number, referee, recorder, accepted, colours)
+                result, reasons = await self._play(
+                    number, referee, recorder, accepted, colours, start
+                )
         except _Interrupted:
             interrupted = True
             result = GameResult("*", "match interrupted")
@@ -518,12 +613,16 @@ class Match:
             if len(survivors) == 1 and not interrupted:
                 reasons = {survivors[0].label: EndReason.RESIGN}  # the opponent forfeits
         failed = any(s.failure for s in self.sides)
-        stop = last or interrupted or (failed and self.cfg.on_engine_failure is FailurePolicy.STOP)
+        stop_all = interrupted or (failed and self.cfg.on_engine_failure is FailurePolicy.STOP)
+        stops = {
+            s.label: StopCode.STOP if stop_all or s.label in last_for else StopCode.CONTINUE
+            for s in self.sides
+        }
         self.progress.update(f"game {number}/{self.cfg.games}: {result.result}, ending")
         try:
             await self._end_exchange(
                 reasons,
-                StopCode.STOP if stop else StopCode.CONTINUE,
+                stops,
                 timeout=_INTERRUPT_GRACE if interrupted else self.cfg.move_timeout,
             )
         except _Interrupted:
@@ -533,7 +632,16 @@ class Match:
             if self._record is None and not any(s.failure for s in self.sides):
                 self.progress.update("")
                 return None  # not started: nothing to record or score
-        path = self._write_record(number, white, black, result)
+        path = self._write_record(number, white, black, result, start)
+        if self.watch is not None:
+            self.watch(
+                {
+                    "kind": "result",
+                    "number": number,
+                    "result": result.result,
+                    "reason": result.reason,
+                }
+            )
         self.progress.update("")
         self.progress.line(
             f"game {number}: {result.result} ({result.reason})" + (f" -> {path}" if path else "")
@@ -541,7 +649,7 @@ class Match:
         plies = referee.dialogue.plies if referee.game else 0
         return GameSummary(number, white.label, black.label, result, plies, path)
 
-    def _failure_result(self, white: _Side, black: _Side) -> GameResult:
+    def _failure_result(self, white: EngineSide, black: EngineSide) -> GameResult:
         failed = [s for s in (white, black) if s.failure]
         if not failed:
             return GameResult("*", "match interrupted")
@@ -553,7 +661,9 @@ class Match:
             colour.other, f"{colour_name(colour)} {loser.title} forfeits: {loser.failure}"
         )
 
-    async def _offer(self, number: int, white: _Side, black: _Side) -> dict[str, GameAccept] | None:
+    async def _offer(
+        self, number: int, white: EngineSide, black: EngineSide, start: GameStart
+    ) -> dict[str, GameAccept] | None:
         """GAMEREQ to both; their GAMEACCs when both accepted, else None (a side failed)."""
         if white.failure or black.failure:
             return None
@@ -565,6 +675,8 @@ class Match:
                     follower_colour=colour,
                     minutes=self.cfg.minutes,
                     moves=self.cfg.moves,
+                    to_move=start.to_move,
+                    position=start.position,
                 ),
             )
         accepted: dict[str, GameAccept] = {}
@@ -577,8 +689,8 @@ class Match:
     async def _accepts(
         self,
         number: int,
-        white: _Side,
-        black: _Side,
+        white: EngineSide,
+        black: EngineSide,
         accepted: dict[str, GameAccept],
         early: list[_Item],
     ) -> dict[str, GameAccept] | None:
@@ -596,6 +708,9 @@ class Match:
             if item.side.label in accepted:
                 early.append(item)  # e.g. White's first move, before Black has accepted
                 continue
+            if isinstance(item.payload, GameEnd) and self._stale_game(item.side, item.payload):
+                deadline = asyncio.get_running_loop().time() + self.cfg.move_timeout
+                continue
             msg = self._intake(item.side, item.payload)
             if isinstance(msg, GameAccept):
                 side = item.side
@@ -607,6 +722,58 @@ class Match:
                 accepted[side.label] = msg
         return accepted
 
+    async def close_stale(self, side: EngineSide, timeout: float = 3.0) -> None:
+        """Close a game the engine may still have open from a director that crashed.
+
+        GAMEEND reason 0, stop code 0, sent outside the dialogue (ours has no game), then
+        its answer is awaited for up to ``timeout`` seconds and swallowed, with any CHAT
+        (an idle engine may say the GAMEEND was unexpected).  Messages from the other
+        engine meanwhile are kept for the game.
+        """
+        side.stale = False
+        if side.driver is None:
+            return
+        log.info("engine %s: closing any game left open by an earlier run (GAMEEND 0)", side.label)
+        side.driver.send(GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE).wire)
+        deadline = asyncio.get_running_loop().time() + min(timeout, self.cfg.move_timeout)
+        others: list[_Item] = []
+        try:
+            while side.usable:
+                item = await self._next(deadline)
+                if item is None:
+                    return
+                if item.side is not side:
+                    others.append(item)
+                    continue
+                payload = item.payload
+                if isinstance(payload, GameEnd):
+                    return
+                if isinstance(payload, Chat):
+                    log.info("chat from engine %s: %s", side.label, payload.text)
+                elif isinstance(payload, _Lost):
+                    self._fail(side, f"link lost: {payload.reason}")
+        finally:
+            self._held.extend(others)
+
+    def _stale_game(self, side: EngineSide, end: GameEnd) -> bool:
+        """A GAMEEND instead of a GAMEACC: the engine was still in a game of a director that
+        died (a crash before ``--resume``).  Answer it so the engine's old game is closed,
+        then offer the game again.  True if handled so."""
+        if side.session.phase is not Phase.REQUESTED or side.driver is None:
+            return False
+        request = side.session.dialogue.pending
+        if not isinstance(request, GameRequest):
+            return False
+        log.info(
+            "engine %s was still in an earlier game (GAMEEND instead of GAMEACC): "
+            "answered, and the game offered again",
+            side.label,
+        )
+        side.driver.send(GameEnd(reason=EndReason.NONE, stop=end.stop).wire)
+        side.session = Session(Role.INITIATOR)
+        self._send(side, request)
+        return True
+
     async def _play(
         self,
         number: int,
@@ -614,6 +781,7 @@ class Match:
         recorder: Recorder,
         accepted: dict[str, GameAccept],
         colours: dict[str, Colour],
+        start: GameStart,
     ) -> tuple[GameResult | None, dict[str, EndReason]]:
         """Relay moves until the game is decided; the result and the GAMEEND reasons."""
         a, b = self.sides
@@ -630,13 +798,29 @@ class Match:
             follower_colour=colours[b.label],
             minutes=self.cfg.minutes,
             moves=self.cfg.moves,
+            to_move=start.to_move,
+            position=start.position,
         )
         judge(request, Role.INITIATOR)
-        start = judge(accepted[b.label], Role.FOLLOWER)
+        opened = judge(accepted[b.label], Role.FOLLOWER)
         self._record = recorder.current
-        if start.result is not None:  # a start position where the side to move has lost
-            return start.result, {}
-        to_move = a if colours[a.label] is Colour.WHITE else b
+        if self.watch is not None and referee.position is not None:
+            white = a if colours[a.label] is Colour.WHITE else b
+            self.watch(
+                {
+                    "kind": "game",
+                    "number": number,
+                    "white": white.title,
+                    "black": other[white.label].title,
+                    "fen": referee.position.to_fen(),
+                    "minutes": self.cfg.minutes,
+                    "opening": start.label,
+                }
+            )
+        if opened.result is not None:  # a start position where the side to move has lost
+            return opened.result, {}
+        first = request.first_to_move
+        to_move = a if colours[a.label] is first else b
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.cfg.move_timeout
         while True:
@@ -667,6 +851,18 @@ class Match:
                 )
                 return result, {side.label: EndReason.WIN, opponent.label: EndReason.RESIGN}
             self._send(opponent, msg)
+            if self.watch is not None and referee.position is not None:
+                self.watch(
+                    {
+                        "kind": "move",
+                        "number": number,
+                        "ply": referee.dialogue.plies,
+                        "pdn": verdict.pdn or "?",
+                        "colour": colour_name(colour),
+                        "fen": referee.position.to_fen(),
+                        "seconds": msg.seconds,
+                    }
+                )
             played = next((e for e in verdict.events if isinstance(e, MovePlayed)), None)
             move_no = played.move_number if played else 0
             self.progress.update(
@@ -684,7 +880,7 @@ class Match:
 
     # ------------------------------------------------------------------ ending
 
-    def _advance_end(self, side: _Side, reason: EndReason, stop: StopCode) -> bool:
+    def _advance_end(self, side: EngineSide, reason: EndReason, stop: StopCode) -> bool:
         """One step of the GAMEEND exchange with ``side``; True once it is over there."""
         s = side.session
         if not side.usable:
@@ -698,15 +894,15 @@ class Match:
         return s.phase in (Phase.IDLE, Phase.STOPPED) or not side.usable
 
     async def _end_exchange(
-        self, reasons: dict[str, EndReason], stop: StopCode, *, timeout: float
+        self, reasons: dict[str, EndReason], stops: dict[str, StopCode], *, timeout: float
     ) -> None:
         """Finish the game on both connections (see the module docstring)."""
         pending: set[str] = set()
         for side in self.sides:
             if side.connected and not side.usable:
-                await self._disconnect(side)
+                await self.disconnect(side)
             elif side.connected and not self._advance_end(
-                side, reasons.get(side.label, EndReason.NONE), stop
+                side, reasons.get(side.label, EndReason.NONE), stops[side.label]
             ):
                 pending.add(side.label)
         deadline = asyncio.get_running_loop().time() + timeout
@@ -716,7 +912,7 @@ class Match:
                 for side in self.sides:
                     if side.label in pending:
                         self._fail(side, "did not finish the GAMEEND exchange in time")
-                        await self._disconnect(side)
+                        await self.disconnect(side)
                 return
             sender = item.side
             assert sender is not None
@@ -725,17 +921,22 @@ class Match:
                 log.info("engine %s: MOVE after the end of the game (not relayed)", sender.label)
             if not sender.usable:
                 pending.discard(sender.label)
-                await self._disconnect(sender)
+                await self.disconnect(sender)
             elif sender.label in pending and self._advance_end(
-                sender, reasons.get(sender.label, EndReason.NONE), stop
+                sender, reasons.get(sender.label, EndReason.NONE), stops[sender.label]
             ):
                 pending.discard(sender.label)
         for side in self.sides:
             if side.connected and side.session.phase is Phase.STOPPED:
-                await self._disconnect(side)
+                await self.disconnect(side)
 
     def _write_record(
-        self, number: int, white: _Side, black: _Side, result: GameResult
+        self,
+        number: int,
+        white: EngineSide,
+        black: EngineSide,
+        result: GameResult,
+        start: GameStart,
     ) -> Path | None:
         record = self._record
         if record is None:
@@ -751,6 +952,15 @@ class Match:
         record.termination = result.reason
         record.tags["WhiteEngine"] = white.label
         record.tags["BlackEngine"] = black.label
+        if self.cfg.label_players:
+            record.white, record.black = white.label, black.label
+            record.tags["WhiteEngine"] = white.name or white.label
+            record.tags["BlackEngine"] = black.name or black.label
+        if start.label:
+            record.tags["Opening"] = start.label
+        if start.position is not None and record.start_fen == START_FEN:
+            position = Position.from_dxp(start.position, start.to_move or Colour.WHITE)
+            record.start_fen = position.to_fen()
         try:
             return write_pdn(record, self.cfg.pdn_dir)
         except DxSerialError as exc:

@@ -12,7 +12,7 @@ from typing import Literal, NamedTuple
 
 from dxserial.errors import ConfigError
 
-Kind = Literal["tcp", "listen", "socket", "dosbox", "hwgrep"]
+Kind = Literal["tcp", "listen", "socket", "dosbox", "rfc2217", "hwgrep"]
 
 
 class Scheme(NamedTuple):
@@ -30,13 +30,14 @@ SCHEMES: tuple[Scheme, ...] = (
     Scheme("socket", "socket", True, "DOSBox nullmodem with transparent:1, as a serial port"),
     Scheme("dosbox", "dosbox", True, "DOSBox's nullmodem protocol, connecting to DOSBox"),
     Scheme("dosbox-listen", "dosbox", True, "DOSBox's nullmodem protocol, DOSBox connects"),
+    Scheme("rfc2217", "rfc2217", True, "a serial port on another host, exported by ser2net"),
     Scheme("hwgrep", "hwgrep", True, "the first serial port whose description matches REGEX"),
 )
 BY_NAME = {scheme.name: scheme for scheme in SCHEMES}
 
 #: pyserial URL schemes dxserial cannot use: their ports have no file descriptor for the
 #: event loop to watch, so they would fail silently.
-PYSERIAL_ONLY = ("loop", "rfc2217", "spy", "alt", "cp2110")
+PYSERIAL_ONLY = ("loop", "spy", "alt", "cp2110")
 
 
 def split_scheme(text: str) -> tuple[str, str]:

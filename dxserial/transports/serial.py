@@ -4,9 +4,10 @@
 ``dxserial vpair`` link), ``hwgrep://REGEX`` (resolved to a device path), or
 ``socket://HOST:PORT`` (DOSBox ``serial1=nullmodem ... transparent:1``), or
 ``dosbox://HOST:PORT`` / ``dosbox-listen://HOST:PORT`` (DOSBox's default nullmodem mode,
-see :mod:`dxserial.transports.dosbox`).  Other pyserial
-URLs (``loop://``, ``rfc2217://``, ``spy://`` ...) have no file descriptor for the event
-loop to watch and would fail silently, so they are refused.
+see :mod:`dxserial.transports.dosbox`), or ``rfc2217://HOST:PORT`` (a port exported by
+ser2net, see :mod:`dxserial.transports.rfc2217`).  Other pyserial URLs (``loop://``,
+``spy://`` ...) have no file descriptor for the event loop to watch and would fail
+silently, so they are refused.
 
 Two things pyserial does not do well under asyncio are handled here:
 
@@ -245,6 +246,11 @@ async def open_serial(port: str, settings: SerialSettings | None = None) -> Seri
         from dxserial.transports.dosbox import open_dosbox  # imports this module
 
         return await open_dosbox(port, settings)
+    if kind == "rfc2217":
+        from dxserial.transports.rfc2217 import open_rfc2217
+
+        link: SerialLink = await open_rfc2217(port, settings)
+        return link
     if kind == "hwgrep":
         device = await asyncio.to_thread(_resolve_hwgrep, port)
     else:

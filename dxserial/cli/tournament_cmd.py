@@ -1,0 +1,116 @@
+"""``dxserial tournament FILE``: N engines play a round robin or a gauntlet, dxserial referees."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+import typer
+
+from dxserial import runtime
+from dxserial.cli.app import app
+from dxserial.cli.common import configure_logging
+from dxserial.cli.engine_cmd import link_options
+from dxserial.engine.player import DEFAULT_NAME, check_name
+from dxserial.errors import ConfigError
+from dxserial.programs.match import Progress
+from dxserial.programs.tournament_runner import Tournament, load_spec
+
+
+@app.command("tournament")
+def tournament_command(
+    file: Path = typer.Argument(..., metavar="FILE", help="The tournament file (TOML)."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue the tournament whose state is in the pdn folder."
+    ),
+    concurrency: int | None = typer.Option(
+        None,
+        "--concurrency",
+        help="Games at the same time (default: the file's, else 1); an engine plays one at a time.",
+        show_default=False,
+    ),
+    web: str | None = typer.Option(
+        None,
+        "--web",
+        help="Serve a live view of the games at HOST:PORT (needs dxserial[web]).",
+        show_default=False,
+    ),
+    allow: list[str] = typer.Option(
+        [], "--allow", help="With --web: networks that may connect (CIDR; repeatable)."
+    ),
+    link: str = typer.Option(
+        "nulmodem", "--link", help="Layer 1 on serial endpoints: 'nulmodem' or 'nul'."
+    ),
+    baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
+    echo_timeout: float = typer.Option(
+        5.0, "--echo-timeout", help="NULMODEM: seconds to wait for an echo before starting over."
+    ),
+    max_attempts: int = typer.Option(
+        5, "--max-attempts", help="NULMODEM: failed attempts in a row before the link is down."
+    ),
+    name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
+) -> None:
+    """Play a round robin or a gauntlet between engines listed in a TOML file.
+
+    Every pairing plays each opening with both colours; games between different pairs run
+    at the same time with --concurrency. A crosstable with Elo, a PDN file per game and one
+    for the whole event are written; the state is saved after every game, so --resume goes
+    on after a crash without replaying finished games. Exit 0 when every game was played.
+    """
+    configure_logging(verbose, quiet)
+    spec = load_spec(file)
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError("--concurrency must be >= 1")
+    options = link_options(
+        link, baud, "0x02", "0x03", echo_timeout, max_attempts, spec.connect_timeout
+    )
+    tournament = Tournament(
+        spec,
+        options,
+        progress=_progress(),
+        resume=resume,
+        concurrency=concurrency,
+        name=check_name(name),
+        log_messages=verbose >= 1,
+    )
+    completed = runtime.run(_run(tournament, web, allow))
+    sys.stdout.flush()
+    if not completed:
+        done, total = len(tournament.state.games), len(tournament.schedule.games)
+        print(
+            f"dxserial: error: tournament stopped after {done} of {total} game(s); "
+            f"continue with: dxserial tournament {file} --resume",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
+
+
+def _progress() -> Progress:
+    def write(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    return Progress(write, live=sys.stdout.isatty())
+
+
+async def _run(tournament: Tournament, web: str | None, allow: list[str]) -> bool:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, tournament.stop)
+    server = None
+    try:
+        if web is not None:
+            from dxserial.web import start_web
+
+            server = await start_web(web, allow, tournament.progress.line, tournament.spec.event)
+            tournament.watchers.append(server.publish)
+        return await tournament.run()
+    finally:
+        if server is not None:
+            await server.close()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,77 @@
+"""What the live web view shows, sans I/O: every game's board, moves and clocks, and the table.
+
+A :class:`LiveView` takes the events a match or tournament reports (see
+:data:`dxserial.programs.match.Watcher`) and keeps one card per game; :meth:`LiveView.apply`
+returns what a browser needs to redraw, so the page itself stays a dumb renderer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["LiveView"]
+
+#: Finished games kept on the page (the running ones are always there).
+KEEP_FINISHED = 48
+
+
+class LiveView:
+    def __init__(self, title: str = "dxserial") -> None:
+        self.title = title
+        self.games: dict[int, dict[str, Any]] = {}
+        self.standings: list[str] = []
+
+    def apply(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """Take one event; return the update to send to browsers (None: nothing changed)."""
+        kind = event.get("kind")
+        if kind == "standings":
+            self.standings = [str(line) for line in event.get("table", [])]
+            return {"type": "standings", "table": self.standings}
+        number = event.get("number")
+        if not isinstance(number, int):
+            return None
+        if kind == "game":
+            self.games[number] = {
+                "number": number,
+                "white": event.get("white", "?"),
+                "black": event.get("black", "?"),
+                "fen": event.get("fen"),
+                "opening": event.get("opening", ""),
+                "minutes": event.get("minutes", 0),
+                "moves": [],
+                "used": {"White": 0, "Black": 0},
+                "result": None,
+                "reason": "",
+            }
+            self._forget_old()
+        game = self.games.get(number)
+        if game is None:
+            return None
+        if kind == "move":
+            game["moves"].append(str(event.get("pdn", "?")))
+            game["fen"] = event.get("fen")
+            colour = str(event.get("colour", "White"))
+            game["used"][colour] = game["used"].get(colour, 0) + int(event.get("seconds", 0))
+        elif kind == "result":
+            game["result"] = event.get("result")
+            game["reason"] = event.get("reason", "")
+        elif kind != "game":
+            return None
+        return {"type": "game", "game": self.clocked(game)}
+
+    @staticmethod
+    def clocked(game: dict[str, Any]) -> dict[str, Any]:
+        """The game with each side's time left (minutes x 60 less the seconds it reported)."""
+        total = int(game.get("minutes") or 0) * 60
+        left = {c: (total - used if total else None) for c, used in game["used"].items()}
+        return {**game, "left": left}
+
+    def _forget_old(self) -> None:
+        finished = sorted(n for n, g in self.games.items() if g["result"] is not None)
+        for number in finished[: max(0, len(finished) - KEEP_FINISHED)]:
+            del self.games[number]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything, for a browser that just connected."""
+        games = [self.clocked(self.games[n]) for n in sorted(self.games)]
+        return {"type": "snapshot", "title": self.title, "games": games, "table": self.standings}

@@ -1,0 +1,468 @@
+"""A tournament between N engines, sans I/O: the file, the schedule, the scores, Elo, the state.
+
+Nothing here opens a port or reads a clock; :mod:`dxserial.programs.tournament_runner`
+plays the games.  Decisions:
+
+* **Schedule.**  A round robin pairs every two engines; a gauntlet pairs one engine with
+  each of the others.  Each pairing plays every opening twice per round, once with each
+  engine as White, so an opening favours nobody (no openings: the normal start).  Games are
+  numbered in the order round, opening, colour, pairing, and the next game to start is the
+  lowest-numbered one whose two engines are both free (an engine plays one game at a time).
+* **Scores** are draughts points: 2 for a win, 1 for a draw, 0 for a loss; ``*`` (no
+  result) scores nothing and is not counted for Elo.
+* **Elo** is a performance against the field: each engine's score fraction p over its
+  finished games against opponents taken as rated 0, mapped with the logistic model
+  D = -400 log10(1/p - 1).  Its 95% interval maps p +/- 1.96 s/sqrt(n) the same way, where
+  s^2 is the trinomial variance of one game's score (win 1, draw 1/2, loss 0) around p.
+  With a perfect or a zero score the estimate is unbounded (shown as +inf/-inf).
+* **State.**  After every game the finished games are written (atomically) to the state
+  file; a resumed tournament plays only the games not in it.  The file records a fingerprint
+  of the schedule so that a changed tournament file is refused instead of mixed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import tempfile
+import tomllib
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dxserial.draughts import FenError, Position
+from dxserial.draughts.notation import parse_pdn_move
+from dxserial.errors import ConfigError, DxSerialError
+from dxserial.protocol.messages import Colour
+
+__all__ = [
+    "Elo",
+    "EngineEntry",
+    "Opening",
+    "Pairing",
+    "Schedule",
+    "Scores",
+    "State",
+    "TournamentSpec",
+    "elo_estimate",
+    "parse_opening",
+]
+
+_DEFAULTS: dict[str, Any] = {
+    "event": "dxserial tournament",
+    "format": "round-robin",
+    "rounds": 1,
+    "minutes": 5,
+    "moves": 75,
+    "move_timeout": 60.0,
+    "connect_timeout": 30.0,
+    "pdn": "games",
+    "openings": [],
+    "concurrency": 1,
+}
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A start position: ``text`` as written, the position it leads to (None: normal start)."""
+
+    text: str
+    position: Position | None
+
+
+def parse_opening(text: str) -> Opening:
+    """A FEN (``W:W31-50:B1-20``) or a PDN move list from the start (``1. 32-28 18-23``)."""
+    raw = " ".join(text.split())
+    if not raw:
+        return Opening("", None)
+    if ":" in raw and raw[0] in "WBwb":
+        try:
+            return Opening(raw, Position.from_fen(raw))
+        except FenError as exc:
+            raise ConfigError(f"opening {raw!r}: {exc}") from None
+    position = Position.start()
+    for token in raw.split():
+        if token.rstrip(".").isdigit() or token in ("*",):
+            continue
+        try:
+            position = position.play(parse_pdn_move(position, token))
+        except DxSerialError as exc:
+            raise ConfigError(f"opening {raw!r}: move {token!r}: {exc}") from None
+    return Opening(raw, position)
+
+
+@dataclass(frozen=True)
+class EngineEntry:
+    """One engine of the file: its name and its endpoint, as ``dxserial match`` takes it."""
+
+    name: str
+    endpoint: str
+    link: str | None = None
+    baud: int | None = None
+
+
+@dataclass(frozen=True)
+class TournamentSpec:
+    """A tournament file, checked."""
+
+    engines: tuple[EngineEntry, ...]
+    event: str = "dxserial tournament"
+    format: str = "round-robin"
+    gauntlet: str | None = None
+    rounds: int = 1
+    minutes: int = 5
+    moves: int = 75
+    move_timeout: float = 60.0
+    connect_timeout: float = 30.0
+    pdn: Path = Path("games")
+    openings: tuple[Opening, ...] = (Opening("", None),)
+    concurrency: int = 1
+
+    @classmethod
+    def from_toml(
+        cls, text: str, *, source: str = "tournament file", base: Path | None = None
+    ) -> TournamentSpec:
+        """Read and check a tournament file; ``pdn`` is relative to ``base`` (the file's folder)."""
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+        return cls.from_dict(data, source=source, base=base)
+
+    @classmethod
+    def from_dict(
+        cls, data: dict[str, Any], *, source: str = "tournament file", base: Path | None = None
+    ) -> TournamentSpec:
+        known = {*_DEFAULTS, "engines", "gauntlet"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(
+                f"{source}: unknown setting(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+        values = {**_DEFAULTS, **data}
+        engines_raw = data.get("engines")
+        if not isinstance(engines_raw, dict) or len(engines_raw) < 2:
+            raise ConfigError(
+                f"{source}: needs at least two [engines.NAME] tables with an endpoint"
+            )
+        engines = []
+        for name, entry in engines_raw.items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str):
+                raise ConfigError(f'{source}: engine {name!r} needs endpoint = "..."')
+            extra = sorted(set(entry) - {"endpoint", "link", "baud"})
+            if extra:
+                raise ConfigError(
+                    f"{source}: engine {name!r}: unknown setting(s) {', '.join(extra)}"
+                )
+            engines.append(
+                EngineEntry(str(name), entry["endpoint"], entry.get("link"), entry.get("baud"))
+            )
+        fmt = values["format"]
+        gauntlet = data.get("gauntlet")
+        if fmt not in ("round-robin", "gauntlet"):
+            raise ConfigError(f"{source}: format {fmt!r} is not 'round-robin' or 'gauntlet'")
+        if fmt == "gauntlet" and gauntlet not in {e.name for e in engines}:
+            raise ConfigError(
+                f"{source}: format 'gauntlet' needs gauntlet = the name of one of the engines"
+            )
+        ints = {k: values[k] for k in ("rounds", "minutes", "moves", "concurrency")}
+        for key, value in ints.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"{source}: {key} must be a whole number >= 0, not {value!r}")
+        if (
+            ints["rounds"] < 1
+            or ints["concurrency"] < 1
+            or ints["moves"] > 999
+            or ints["minutes"] > 999
+        ):
+            raise ConfigError(
+                f"{source}: rounds and concurrency must be >= 1, moves and minutes 0..999"
+            )
+        for key in ("move_timeout", "connect_timeout"):
+            if not isinstance(values[key], int | float) or not values[key] > 0:
+                raise ConfigError(f"{source}: {key} must be a number of seconds > 0")
+        openings_raw = values["openings"]
+        if not isinstance(openings_raw, list) or not all(isinstance(o, str) for o in openings_raw):
+            raise ConfigError(f"{source}: openings must be a list of strings (FEN or PDN moves)")
+        openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
+        pdn = Path(str(values["pdn"]))
+        if base is not None and not pdn.is_absolute():
+            pdn = base / pdn
+        return cls(
+            engines=tuple(engines),
+            event=str(values["event"]),
+            format=fmt,
+            gauntlet=gauntlet if fmt == "gauntlet" else None,
+            rounds=ints["rounds"],
+            minutes=ints["minutes"],
+            moves=ints["moves"],
+            move_timeout=float(values["move_timeout"]),
+            connect_timeout=float(values["connect_timeout"]),
+            pdn=pdn,
+            openings=openings,
+            concurrency=ints["concurrency"],
+        )
+
+    @property
+    def names(self) -> list[str]:
+        return [e.name for e in self.engines]
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """One scheduled game."""
+
+    number: int
+    white: str
+    black: str
+    opening: int  # index into the spec's openings
+    round: int
+
+
+class Schedule:
+    """The games of a tournament and which of them may start now."""
+
+    def __init__(self, spec: TournamentSpec) -> None:
+        names = spec.names
+        if spec.format == "gauntlet":
+            pairs = [(spec.gauntlet or names[0], n) for n in names if n != spec.gauntlet]
+        else:
+            pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+        games: list[Pairing] = []
+        for rnd in range(1, spec.rounds + 1):
+            for index in range(len(spec.openings)):
+                for flip in (False, True):
+                    for a, b in pairs:
+                        white, black = (b, a) if flip else (a, b)
+                        games.append(Pairing(len(games) + 1, white, black, index, rnd))
+        self.games = games
+        openings = [o.text for o in spec.openings]
+        self.fingerprint = hashlib.sha256(
+            json.dumps([[asdict(g) for g in games], openings, spec.moves, spec.minutes]).encode()
+        ).hexdigest()[:16]
+
+    def ready(self, done: Iterable[int], running: Iterable[Pairing]) -> list[Pairing]:
+        """Games that may start now, lowest number first: not done, engines both free."""
+        finished = set(done)
+        busy_games = {g.number for g in running}
+        busy = {n for g in running for n in (g.white, g.black)}
+        out: list[Pairing] = []
+        for game in self.games:
+            if game.number in finished or game.number in busy_games:
+                continue
+            if game.white in busy or game.black in busy:
+                continue
+            out.append(game)
+            busy |= {game.white, game.black}
+        return out
+
+    def last_for(self, game: Pairing, done: Iterable[int]) -> set[str]:
+        """The engines of ``game`` that have no other unplayed game (they get stop code 1)."""
+        finished = set(done) | {game.number}
+        left = {n for g in self.games if g.number not in finished for n in (g.white, g.black)}
+        return {n for n in (game.white, game.black) if n not in left}
+
+
+@dataclass
+class GameResultEntry:
+    """A finished game as the state file keeps it."""
+
+    number: int
+    white: str
+    black: str
+    result: str  # 2-0, 1-1, 0-2 or *
+    reason: str
+    pdn: str | None = None  # file name in the PDN folder
+    white_name: str = ""
+    black_name: str = ""
+
+
+@dataclass(frozen=True)
+class Elo:
+    """A performance rating with its 95% interval (math.inf where unbounded)."""
+
+    games: int
+    score: float  # fraction, 0..1
+    diff: float
+    low: float
+    high: float
+
+    def text(self) -> str:
+        if self.games == 0:
+            return "-"
+        return f"{_signed(self.diff)} [{_signed(self.low)}, {_signed(self.high)}]"
+
+
+def _signed(x: float) -> str:
+    if math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return f"{x + 0.0:+.0f}"  # + 0.0: no "-0"
+
+
+def _logistic_elo(p: float) -> float:
+    if p <= 0:
+        return -math.inf
+    if p >= 1:
+        return math.inf
+    return -400.0 * math.log10(1.0 / p - 1.0)
+
+
+def elo_estimate(wins: int, draws: int, losses: int) -> Elo:
+    """Performance Elo and its 95% interval (the method is in the module docstring)."""
+    n = wins + draws + losses
+    if n == 0:
+        return Elo(0, 0.0, 0.0, -math.inf, math.inf)
+    p = (wins + 0.5 * draws) / n
+    var = (wins * (1 - p) ** 2 + draws * (0.5 - p) ** 2 + losses * p**2) / n
+    margin = 1.96 * math.sqrt(var / n)
+    return Elo(n, p, _logistic_elo(p), _logistic_elo(p - margin), _logistic_elo(p + margin))
+
+
+@dataclass
+class _Line:
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    unfinished: int = 0
+    points: int = 0
+    games: int = 0
+
+
+class Scores:
+    """Standings and crosstable from finished games (points 2/1/0)."""
+
+    def __init__(self, names: list[str], games: Iterable[GameResultEntry] = ()) -> None:
+        self.names = names
+        self.lines = {n: _Line() for n in names}
+        self.cross: dict[tuple[str, str], list[int]] = {}  # (me, them) -> [points, games]
+        self.display = {n: n for n in names}
+        for game in games:
+            self.add(game)
+
+    def add(self, game: GameResultEntry) -> None:
+        for me, them, colour in ((game.white, game.black, "w"), (game.black, game.white, "b")):
+            line = self.lines[me]
+            line.games += 1
+            cell = self.cross.setdefault((me, them), [0, 0])
+            cell[1] += 1
+            if game.result == "1-1":
+                line.draws += 1
+                points = 1
+            elif game.result == "*":
+                line.unfinished += 1
+                points = 0
+            elif (game.result == "2-0") == (colour == "w"):
+                line.wins += 1
+                points = 2
+            else:
+                line.losses += 1
+                points = 0
+            line.points += points
+            cell[0] += points
+        for name, engine in ((game.white, game.white_name), (game.black, game.black_name)):
+            if engine and engine != name:
+                self.display[name] = f"{name} ({engine})"
+
+    def order(self) -> list[str]:
+        """Names by points, then by fewer games (more to come), then as listed."""
+        return sorted(self.names, key=lambda n: (-self.lines[n].points, self.lines[n].games))
+
+    def elo(self, name: str) -> Elo:
+        line = self.lines[name]
+        return elo_estimate(line.wins, line.draws, line.losses)
+
+    def standings_line(self) -> str:
+        return ", ".join(f"{n} {self.lines[n].points}" for n in self.order())
+
+    def table(self, done: int, total: int) -> list[str]:
+        """The crosstable: one row per engine, its points against each opponent."""
+        order = self.order()
+        width = max(len(self.display[n]) for n in order)
+        cells = []
+        for me in order:
+            row = []
+            for them in order:
+                if me == them:
+                    row.append("x")
+                else:
+                    pts, games = self.cross.get((me, them), [0, 0])
+                    row.append(f"{pts}/{2 * games}" if games else ".")
+            cells.append(row)
+        cw = max(5, *(len(c) for row in cells for c in row))
+        head = "  ".join(str(i + 1).rjust(cw) for i in range(len(order)))
+        out = [
+            f"crosstable after {done} of {total} game(s) (win 2, draw 1, loss 0):",
+            f"  #  {'engine'.ljust(width)}  {head}   score  W-D-L-*    Elo [95%]",
+        ]
+        for i, (me, row) in enumerate(zip(order, cells, strict=True), 1):
+            line = self.lines[me]
+            score = f"{line.points}/{2 * line.games}"
+            wdl = f"{line.wins}-{line.draws}-{line.losses}-{line.unfinished}"
+            out.append(
+                f"  {i}  {self.display[me].ljust(width)}  "
+                + "  ".join(c.rjust(cw) for c in row)
+                + f"  {score.rjust(6)}  {wdl.ljust(9)}  {self.elo(me).text()}"
+            )
+        out.append(
+            "Elo: performance against the field (opponents taken as 0), logistic model; "
+            "[95%] from the trinomial variance of the per-game score"
+        )
+        return out
+
+
+@dataclass
+class State:
+    """What a resumed tournament needs: the finished games (written after every game)."""
+
+    fingerprint: str
+    games: dict[int, GameResultEntry] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path, fingerprint: str) -> State:
+        """The state at ``path``; :class:`ConfigError` if it is for another tournament."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls(fingerprint)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read tournament state {path}: {exc}") from None
+        if data.get("fingerprint") != fingerprint:
+            raise ConfigError(
+                f"{path} belongs to a different tournament (engines, openings or limits "
+                "changed); use another pdn folder, or remove the file to start over"
+            )
+        games = {int(g["number"]): GameResultEntry(**g) for g in data.get("games", [])}
+        return cls(fingerprint, games)
+
+    def to_json(self) -> str:
+        games = [asdict(self.games[n]) for n in sorted(self.games)]
+        return json.dumps({"fingerprint": self.fingerprint, "games": games}, indent=1) + "\n"
+
+    def save(self, path: Path) -> None:
+        write_atomic(path, self.to_json())
+
+
+def write_atomic(path: Path, text: str, mode: int = 0o600) -> None:
+    """Write ``text`` so that a crash leaves either the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dxserial-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), mode)
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def colour_of(game: Pairing, name: str) -> Colour:
+    return Colour.WHITE if game.white == name else Colour.BLACK

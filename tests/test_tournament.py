@@ -1,0 +1,152 @@
+"""The tournament's sans-I/O parts: the file, the schedule, the crosstable, Elo, the state."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from dxserial.draughts import Position
+from dxserial.errors import ConfigError
+from dxserial.programs.tournament import (
+    GameResultEntry,
+    Schedule,
+    Scores,
+    State,
+    TournamentSpec,
+    elo_estimate,
+    parse_opening,
+)
+
+FILE = """
+event = "Lab"
+moves = 3
+openings = ["1. 32-28 18-23", "W:W31-50:B1-20"]
+[engines.alpha]
+endpoint = "/dev/ttyUSB0"
+[engines.beta]
+endpoint = "tcp://127.0.0.1:27531"
+link = "nul"
+[engines.gamma]
+endpoint = "rfc2217://10.0.0.2:7000"
+baud = 2400
+[engines.delta]
+endpoint = "listen://127.0.0.1:0"
+"""
+
+
+def spec(text: str = FILE, **extra: object) -> TournamentSpec:
+    head = "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in extra.items())
+    return TournamentSpec.from_toml(head + text, base=Path("/lab"))
+
+
+def test_round_robin_plays_each_opening_with_both_colours() -> None:
+    schedule = Schedule(spec())
+    games = schedule.games
+    assert len(games) == 6 * 2 * 2  # 6 pairings, 2 openings, both colours
+    for a, b in (("alpha", "beta"), ("gamma", "delta")):
+        for opening in (0, 1):
+            colours = {(g.white, g.black) for g in games if g.opening == opening and {g.white, g.black} == {a, b}}
+            assert colours == {(a, b), (b, a)}
+    assert [g.number for g in games] == list(range(1, 25))
+    assert spec().pdn == Path("/lab/games")
+
+
+def test_gauntlet_pairs_one_engine_with_every_other() -> None:
+    s = spec(format="gauntlet", gauntlet="beta", rounds=2)
+    games = Schedule(s).games
+    assert all("beta" in (g.white, g.black) for g in games)
+    assert len(games) == 3 * 2 * 2 * 2  # opponents x openings x colours x rounds
+
+
+def test_ready_games_never_share_an_engine_and_skip_finished_ones() -> None:
+    schedule = Schedule(spec())
+    first = schedule.ready(done=[], running=[])
+    engines = [n for g in first for n in (g.white, g.black)]
+    assert len(engines) == len(set(engines)) == 4  # two games at once with four engines
+    running = first[:1]
+    more = schedule.ready(done=[], running=running)
+    assert running[0] not in more
+    assert not {running[0].white, running[0].black} & {n for g in more for n in (g.white, g.black)}
+    done = [g.number for g in schedule.games[:-1]]
+    assert schedule.ready(done=done, running=[]) == [schedule.games[-1]]
+
+
+def test_an_engine_is_stopped_after_its_own_last_game() -> None:
+    schedule = Schedule(spec())
+    last = schedule.games[-1]
+    done = [g.number for g in schedule.games[:-1]]
+    assert schedule.last_for(last, done) == {last.white, last.black}
+    assert schedule.last_for(schedule.games[0], []) == set()
+
+
+def test_openings_as_moves_and_as_fen() -> None:
+    moved = parse_opening("1. 32-28 18-23")
+    assert moved.position is not None and moved.position.turn.name == "WHITE"
+    assert moved.position != Position.start()
+    assert parse_opening("W:W31-50:B1-20").position == Position.start()
+    assert parse_opening("").position is None
+    with pytest.raises(ConfigError, match="32-27"):
+        parse_opening("1. 32-27 32-27")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('[engines.a]\nendpoint = "x"\n', "at least two"),
+        (FILE + "colour = 1\n", "unknown setting"),
+        ('format = "swiss"\n' + FILE, "swiss"),
+        ('format = "gauntlet"\n' + FILE, "gauntlet ="),
+        ("rounds = 0\n" + FILE, "rounds"),
+        ("move_timeout = 0\n" + FILE, "move_timeout"),
+        ('openings = ["1. 31-26 31-26"]\n' + FILE.replace("openings =", "x ="), "opening"),
+    ],
+)
+def test_a_bad_file_is_refused_in_one_line(text: str, words: str) -> None:
+    with pytest.raises(ConfigError, match=words) as info:
+        TournamentSpec.from_toml(text)
+    assert "\n" not in str(info.value)
+
+
+def entry(n: int, white: str, black: str, result: str) -> GameResultEntry:
+    return GameResultEntry(n, white, black, result, "test", None, "Eng", "Eng")
+
+
+def test_crosstable_scores_two_one_zero() -> None:
+    scores = Scores(["a", "b", "c"])
+    for e in (entry(1, "a", "b", "2-0"), entry(2, "b", "a", "1-1"), entry(3, "c", "a", "0-2"), entry(4, "b", "c", "*")):
+        scores.add(e)
+    assert [scores.lines[n].points for n in "abc"] == [5, 1, 0]
+    assert scores.order() == ["a", "b", "c"]
+    table = scores.table(4, 6)
+    assert table[0] == "crosstable after 4 of 6 game(s) (win 2, draw 1, loss 0):"
+    row_a = table[2].split()
+    assert row_a[:4] == ["1", "a", "(Eng)", "x"]
+    assert row_a[4:6] == ["3/4", "2/2"] and row_a[6] == "5/6" and row_a[7] == "2-1-0-0"
+    assert "0-1-1-1" in table[3]  # b: the unfinished game counts as played, scores nothing
+
+
+def test_elo_from_the_score_with_a_95_percent_interval() -> None:
+    even = elo_estimate(5, 0, 5)
+    assert even.diff == 0 and even.low < -100 and even.high > 100
+    strong = elo_estimate(7, 2, 1)  # 80%: +241
+    assert round(strong.diff) == 241 and strong.low < strong.diff < strong.high
+    # More games with the same score: a narrower interval.
+    assert elo_estimate(70, 20, 10).high - elo_estimate(70, 20, 10).low < strong.high - strong.low
+    perfect = elo_estimate(4, 0, 0)
+    assert math.isinf(perfect.diff) and perfect.text().startswith("+inf")
+    assert elo_estimate(0, 3, 0).text() == "+0 [+0, +0]"
+
+
+def test_state_survives_a_restart_and_refuses_another_tournament(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    state = State("abc")
+    state.games[3] = entry(3, "a", "b", "2-0")
+    state.save(path)
+    again = State.load(path, "abc")
+    assert again.games == state.games
+    assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no temporary file left
+    with pytest.raises(ConfigError, match="different tournament"):
+        State.load(path, "other")
+    assert State.load(tmp_path / "none.json", "abc").games == {}
