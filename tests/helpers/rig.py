@@ -36,7 +36,11 @@ class Rig:
 def start_vpair(tmp_path: Path, *extra: str) -> tuple[Cli, str, str]:
     a, b = str(tmp_path / "ttyA"), str(tmp_path / "ttyB")
     vpair = Cli("vpair", a, b, *extra)
-    vpair.out.expect("vpair ready", timeout=20)
+    try:
+        vpair.out.expect("vpair ready", timeout=20)
+    except BaseException:
+        vpair.__exit__(None, None, None)
+        raise
     return vpair, a, b
 
 
@@ -50,9 +54,14 @@ def start_bridge(tmp_path: Path, serial: str, *extra: str) -> tuple[subprocess.P
     )
     assert proc.stdout is not None
     out = LineReader(proc.stdout)
-    ready = out.expect("bridge ready", timeout=20)
-    match = re.search(r"listening on 127\.0\.0\.1:(\d+)", ready)
-    assert match, ready
+    try:
+        ready = out.expect("bridge ready", timeout=20)
+        match = re.search(r"listening on 127\.0\.0\.1:(\d+)", ready)
+        assert match, ready
+    except BaseException:
+        proc.kill()  # never leave a bridge running behind a failed test
+        proc.wait()
+        raise
     return proc, out, int(match.group(1))
 
 
@@ -66,7 +75,12 @@ def rig_factory_for(tmp_path: Path) -> Iterator[RigFactory]:
 
     def make(vpair_args: tuple[str, ...] = (), bridge_args: tuple[str, ...] = ()) -> Rig:
         vpair, a, b = start_vpair(tmp_path, *vpair_args)
-        proc, out, port = start_bridge(tmp_path, a, *bridge_args)
+        try:
+            proc, out, port = start_bridge(tmp_path, a, *bridge_args)
+        except BaseException:
+            vpair.stop()
+            vpair.__exit__(None, None, None)
+            raise
         rig = Rig(a, b, port, proc, out, tmp_path / "bridge.log", tmp_path / "trace.jsonl", vpair)
         started.append(rig)
         return rig
