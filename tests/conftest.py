@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -51,3 +54,62 @@ def rig_factory(tmp_path: Path) -> Iterator[RigFactory]:
 @pytest.fixture
 def rig(rig_factory: RigFactory) -> Rig:
     return rig_factory()
+
+
+# --------------------------------------------------------------------------- leak guard
+
+
+def _children() -> set[int]:
+    """Our live child processes (zombies not yet reaped count: someone forgot a wait)."""
+    pids: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            pids.update(int(p) for p in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return pids
+
+
+def _fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+@pytest.fixture(autouse=True)
+def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that leaves a process, a thread or a file descriptor behind.
+
+    Each one left is cleaned up (processes killed) so the next test starts clean; a short
+    grace lets things that are already ending finish.
+    """
+    if not Path("/proc/self/task").is_dir():
+        yield
+        return
+    procs, threads, fds = _children(), set(threading.enumerate()), _fds()
+    yield
+    deadline = time.monotonic() + 3.0
+    while True:
+        new_procs = _children() - procs
+        new_threads = {t for t in threading.enumerate() if t not in threads and t.is_alive()}
+        new_fds = _fds() - fds
+        if not (new_procs or new_threads or new_fds) or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    problems = []
+    for pid in new_procs:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (OSError, ChildProcessError):
+            cmd = "?"
+        problems.append(f"process {pid} ({cmd.strip()[:120]})")
+    problems += [f"thread {t.name}" for t in new_threads]
+    leaked_fds = []
+    for fd in new_fds:
+        try:
+            leaked_fds.append(f"fd {fd} -> {os.readlink(f'/proc/self/fd/{fd}')}")
+        except OSError:
+            continue  # closed meanwhile
+    problems += leaked_fds
+    if problems:
+        pytest.fail("the test left behind: " + "; ".join(problems), pytrace=False)

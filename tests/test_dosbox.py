@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import socket
 import threading
@@ -194,16 +195,22 @@ class FakeDosbox:
 async def dosbox_server() -> AsyncIterator[tuple[int, asyncio.Queue[FakeDosbox]]]:
     """DOSBox as server (``serial1=nullmodem port:N``): yields the port and its connections."""
     connections: asyncio.Queue[FakeDosbox] = asyncio.Queue()
+    made: list[FakeDosbox] = []
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.transport.get_extra_info("socket").setsockopt(
             socket.IPPROTO_TCP, socket.TCP_NODELAY, 1
         )
-        await connections.put(FakeDosbox(reader, writer))
+        made.append(FakeDosbox(reader, writer))
+        await connections.put(made[-1])
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     yield port, connections
+    for fake in made:
+        fake.writer.close()
+        with contextlib.suppress(OSError):
+            await fake.writer.wait_closed()
     server.close()
     await server.wait_closed()
 
