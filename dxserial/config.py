@@ -9,7 +9,7 @@ error naming the key and the file.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,24 @@ CONFIG_HINT = "name a TOML file such as /etc/dxserial/NAME.toml (dxserial udev p
 MAX_CONFIG_BYTES = 1 << 20
 
 _KIND_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+
+
+def layered(
+    values: Mapping[str, Any],
+    explicit: Collection[str],
+    config_file: Path | None,
+    schema: Mapping[str, type],
+) -> dict[str, Any]:
+    """Settings from every source, one key at a time: the command line over the environment
+    (both in ``values``, named in ``explicit`` when the user gave them) over the file over
+    the defaults (``values`` for the keys nobody gave)."""
+    merged = {key: values[key] for key in schema}
+    if config_file is None:
+        return merged
+    for key, value in load_config(config_file, schema).items():
+        if key not in explicit:
+            merged[key] = value
+    return merged
 
 
 def load_config(path: Path, schema: Mapping[str, type]) -> dict[str, Any]:

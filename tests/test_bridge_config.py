@@ -105,3 +105,17 @@ def test_shipped_example_config_is_accepted(tmp_path: Path, pair: tuple[str, str
     conf.write_text(text)
     assert ready_line(["--config", str(conf)], {}).startswith("bridge ready")
     assert (tmp_path / "t.jsonl").exists()
+
+
+def test_settings_are_layered_key_by_key(tmp_path: Path) -> None:
+    from dxserial.config import layered
+
+    schema = {"baud": int, "link": str, "referee": str}
+    config = tmp_path / "rig.toml"
+    config.write_text('baud = 2400\nlink = "nul"\nreferee = "strict"\n')
+    values = {"baud": 19200, "link": "nulmodem", "referee": "warn"}
+    # --baud given on the command line (or DXSERIAL_BAUD): it wins; the rest come from the file
+    assert layered(values, {"baud"}, config, schema) == {
+        "baud": 19200, "link": "nul", "referee": "strict"
+    }
+    assert layered(values, set(), None, schema) == values  # no file: defaults stand

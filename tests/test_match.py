@@ -14,8 +14,9 @@ import pytest
 from helpers import Cli, LineReader
 from helpers.rig import start_serial_engine
 
+from dxserial.cli.display import TerminalProgress
 from dxserial.game.record import read_pdn
-from dxserial.programs.match import Progress, Standing, results_table
+from dxserial.programs.match import Standing, results_table
 
 
 class Proc:
@@ -183,12 +184,12 @@ def test_vanished_engine_forfeits_and_the_match_goes_on(
 
 def test_progress_plain_and_live() -> None:
     out: list[str] = []
-    plain = Progress(out.append, live=False)
+    plain = TerminalProgress(out.append, live=False)
     plain.update("game 1/2: move 3")
     plain.line("game 1: 2-0 (x)")
     assert out == ["game 1: 2-0 (x)\n"]
     out.clear()
-    live = Progress(out.append, live=True)
+    live = TerminalProgress(out.append, live=True)
     live.update("game 1/2: move 3")
     live.line("game 1: 2-0 (x)")
     live.clear()

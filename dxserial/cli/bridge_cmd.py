@@ -17,7 +17,7 @@ from dxserial.bridge.policy import parse_networks
 from dxserial.bridge.settings import DEFAULT_PEER_GRACE, DEFAULT_SERIAL_GRACE
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging, note_pty_speed, nulmodem_settings, option_given
-from dxserial.config import load_config
+from dxserial.config import layered
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
 from dxserial.game.trace import TraceWriter
@@ -346,17 +346,14 @@ CONFIG_KEYS: dict[str, type] = {
 def _merge_config(
     ctx: typer.Context, config_file: Path | None, values: dict[str, Any]
 ) -> dict[str, Any]:
-    """Command line over environment over file over defaults, one setting at a time."""
-    merged = {key: values[key] for key in CONFIG_KEYS}
-    if config_file is None:
-        return merged
-    from_file = load_config(config_file, CONFIG_KEYS)
-    for key, value in from_file.items():
+    """Command line over environment over file over defaults (see config.layered)."""
+    explicit = set()
+    for key in CONFIG_KEYS:
         # By name: typer may carry its own copy of click and so its own enum class.
         source = ctx.get_parameter_source(key)
-        if source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
-            merged[key] = value
-    return merged
+        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+            explicit.add(key)
+    return layered(values, explicit, config_file, CONFIG_KEYS)
 
 
 def _networks(values: list[str] | str | None) -> tuple[IPNetwork, ...]:

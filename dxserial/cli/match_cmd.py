@@ -13,6 +13,7 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
+from dxserial.cli.display import TerminalProgress
 from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
 from dxserial.engine.endpoint import EngineEndpoint, parse_engine_endpoint
 from dxserial.engine.player import DEFAULT_NAME, check_name
@@ -155,7 +156,7 @@ def _progress() -> Progress:
         sys.stdout.write(text)
         sys.stdout.flush()
 
-    return Progress(write, live=sys.stdout.isatty())
+    return TerminalProgress(write, live=sys.stdout.isatty())
 
 
 async def _run(match: Match, web: str | None, allow: list[str]) -> bool:

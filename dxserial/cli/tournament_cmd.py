@@ -12,6 +12,7 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
+from dxserial.cli.display import TerminalProgress
 from dxserial.cli.engine_cmd import link_options
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
@@ -94,7 +95,7 @@ def _progress() -> Progress:
         sys.stdout.write(text)
         sys.stdout.flush()
 
-    return Progress(write, live=sys.stdout.isatty())
+    return TerminalProgress(write, live=sys.stdout.isatty())
 
 
 async def _run(tournament: Tournament, web: str | None, allow: list[str]) -> bool:

@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from dxserial.draughts import START_FEN, Position
 from dxserial.engine.endpoint import EngineEndpoint
@@ -84,6 +84,7 @@ __all__ = [
     "Match",
     "MatchConfig",
     "Progress",
+    "QuietProgress",
     "Standing",
     "Watcher",
     "close_side",
@@ -166,39 +167,30 @@ class GameSummary:
 # --------------------------------------------------------------------------- display
 
 
-class Progress:
-    """The match on stdout: a live line on a terminal, plain lines otherwise."""
-
-    def __init__(self, write: Callable[[str], None], *, live: bool) -> None:
-        self._write = write
-        self.live = live
-        self._showing = False
-        self.games = 0
-        self.status = ""
+class Progress(Protocol):
+    """Where a match or tournament reports as it goes (the CLI draws it on a terminal)."""
 
     def line(self, text: str) -> None:
-        """A line that stays (the live line is cleared first and redrawn after)."""
-        if self._showing:
-            self._write("\r\x1b[K")
-            self._showing = False
-        self._write(text + "\n")
-        self._redraw()
+        """A line that stays."""
 
     def update(self, text: str) -> None:
-        """The live line: the game in progress (nothing when not on a terminal)."""
-        self.status = text
-        self._redraw()
-
-    def _redraw(self) -> None:
-        if self.live and self.status:
-            self._write("\r\x1b[K" + self.status)
-            self._showing = True
+        """The live status: the game in progress ("" when none)."""
 
     def clear(self) -> None:
-        self.status = ""
-        if self._showing:
-            self._write("\r\x1b[K")
-            self._showing = False
+        """No live status any more."""
+
+
+class QuietProgress:
+    """Reports nothing: a match run from code that has nowhere to show it."""
+
+    def line(self, text: str) -> None:
+        pass
+
+    def update(self, text: str) -> None:
+        pass
+
+    def clear(self) -> None:
+        pass
 
 
 def results_table(standings: list[Standing], games: int) -> list[str]:
@@ -343,7 +335,7 @@ class Match:
         for side in self.sides:
             side.sink = self._post
         self.watch = watch
-        self.progress = progress or Progress(lambda text: None, live=False)
+        self.progress: Progress = progress or QuietProgress()
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._msg_level = logging.INFO if config.log_messages else logging.DEBUG
         self.summaries: list[GameSummary] = []

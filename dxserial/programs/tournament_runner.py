@@ -48,11 +48,10 @@ EVENT_FILE = "event.pdn"
 Watcher = Callable[[dict[str, Any]], None]
 
 
-class _GameProgress(Progress):
+class _GameProgress:
     """A running game's live text goes to the tournament's status line, not over it."""
 
     def __init__(self, owner: Tournament, number: int) -> None:
-        super().__init__(owner.progress._write, live=False)
         self._owner = owner
         self._number = number
 
