@@ -55,7 +55,14 @@ class FramingError(ProtocolError):
 
 
 class DialogueError(ProtocolError):
-    """A well-formed message sent at the wrong moment (out of turn, unanswered request)."""
+    """A well-formed message sent at the wrong moment (out of turn, unanswered request).
+
+    ``reason`` is why, on its own (no "initiator sent MOVE but"): what a referee shows.
+    """
+
+    def __init__(self, message: str, *, side: str | None = None, reason: str | None = None):
+        super().__init__(message, side=side)
+        self.reason = reason
 
 
 class DuplicateMessageError(DialogueError):

@@ -50,7 +50,6 @@ from dxserial.protocol.messages import (
     Message,
     Move,
     colour_name,
-    escape,
 )
 from dxserial.protocol.session import (
     Dialogue,
@@ -187,16 +186,6 @@ def _describe(msg: Message) -> str:
     return msg.NAME
 
 
-def _detail(exc: DialogueError, sender: Role, msg: Message) -> str:
-    """The reason part of a DialogueError's text, without the "<role> sent <TYPE> but"."""
-    text = str(exc)
-    if isinstance(exc, DuplicateMessageError):
-        prefix = f"{sender} sent the same {msg.NAME} again ({escape(msg.wire)}) but "
-    else:
-        prefix = f"{sender} sent {msg.NAME} but "
-    return text[len(prefix) :] if text.startswith(prefix) else text
-
-
 class Referee:
     """Follows every game of one connection, from each GAMEREQ, and judges each message.
 
@@ -288,7 +277,7 @@ class Referee:
         colour: Colour | None,
         exc: DialogueError,
     ) -> Verdict:
-        detail = _detail(exc, sender, msg)
+        detail = exc.reason or str(exc)
         if isinstance(exc, DuplicateMessageError):
             kind = ViolationKind.DUPLICATE
             problem = f"{_describe(msg)} sent again: duplicate: {detail}"

@@ -468,13 +468,16 @@ class Dialogue:
             new, events = _step(s, msg, sender)
         except _Refused as refused:
             if s.last_wire.get(sender) == wire:
+                why = f"{refused.reason}: a repeated delivery (NULMODEM retransmission?)"
                 raise DuplicateMessageError(
-                    f"{sender} sent the same {msg.NAME} again ({escape(wire)}) but "
-                    f"{refused.reason}: a repeated delivery (NULMODEM retransmission?)",
+                    f"{sender} sent the same {msg.NAME} again ({escape(wire)}) but {why}",
                     side=sender.value,
+                    reason=why,
                 ) from None
             raise DialogueError(
-                f"{sender} sent {msg.NAME} but {refused.reason}", side=sender.value
+                f"{sender} sent {msg.NAME} but {refused.reason}",
+                side=sender.value,
+                reason=refused.reason,
             ) from None
         last_move = dict(new.last_move)
         if any(isinstance(e, (GameStarted, TakeBack)) for e in events):
