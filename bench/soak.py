@@ -40,7 +40,8 @@ from pathlib import Path
 from faults import PY, BridgeProc, Lines, Vpair, open_fds, proc_status, stop_process
 
 from dxserial.draughts import IllegalMoveError, Position, parse_pdn_move
-from dxserial.game.record import GameRecord, RecordError, read_pdn
+from dxserial.game.pdn import read_pdn
+from dxserial.game.record import GameRecord, RecordError
 from dxserial.protocol.messages import Colour
 
 _GAME_LINE = re.compile(r"^game (\d+): (\S+) \((.*)\)$")

@@ -9,7 +9,7 @@ from helpers.peers import DxpClient, NulModemPeer
 from helpers.rig import RigFactory
 
 from dxserial.draughts import Position, parse_pdn_move
-from dxserial.game.record import read_pdn
+from dxserial.game.pdn import read_pdn
 
 NAME = "Probe".ljust(32)
 GAMEREQ = f"R01{NAME}Z001075A".encode()  # the serial engine (initiator) plays White

@@ -22,7 +22,8 @@ from helpers import Cli, wait_until
 from helpers.peers import DxpClient, NulModemPeer
 from helpers.rig import Rig, RigFactory
 
-from dxserial.game.record import GameRecord, read_pdn
+from dxserial.game.pdn import read_pdn
+from dxserial.game.record import GameRecord
 
 COMBOS = [("warn", "nulmodem"), ("strict", "nul")]
 NAME = "Ghost".ljust(32)

@@ -29,7 +29,7 @@ import pytest
 from helpers import Cli, LineReader
 from helpers.rig import start_serial_engine
 
-from dxserial.game.record import read_pdn
+from dxserial.game.pdn import read_pdn
 
 pytest.importorskip("draughts")  # pydraughts (a test extra)
 

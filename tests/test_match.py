@@ -15,7 +15,7 @@ from helpers import Cli, LineReader
 from helpers.rig import start_serial_engine
 
 from dxserial.cli.display import TerminalProgress
-from dxserial.game.record import read_pdn
+from dxserial.game.pdn import read_pdn
 from dxserial.programs.match import Standing, results_table
 
 

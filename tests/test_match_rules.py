@@ -14,7 +14,7 @@ import pytest
 from helpers import Cli
 from helpers.peers import DxpClient
 
-from dxserial.game.record import read_pdn
+from dxserial.game.pdn import read_pdn
 from dxserial.protocol.messages import Chat, GameEnd, GameRequest, Move, parse
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from dxserial.errors import MessageError
-from dxserial.game.record import GameRecord, RecordedMove, Recorder, write_pdn
+from dxserial.game.pdn import write_pdn
+from dxserial.game.record import GameRecord, RecordedMove, Recorder
 from dxserial.game.referee import Referee
 from dxserial.game.trace import TraceWriter
 from dxserial.protocol.messages import Colour, parse

@@ -16,7 +16,7 @@ from helpers.rig import start_serial_engine
 from helpers.ser2net import Ser2net, needs_ser2net
 
 from dxserial.errors import PortError
-from dxserial.game.record import read_pdn
+from dxserial.game.pdn import read_pdn
 from dxserial.transports.serial import open_serial
 
 pytestmark = needs_ser2net

@@ -13,7 +13,7 @@ from helpers import Cli, wait_until
 from helpers.rig import start_serial_engine
 from helpers.ser2net import Ser2net, free_port, needs_ser2net
 
-from dxserial.game.record import read_pdn
+from dxserial.game.pdn import read_pdn
 
 
 def finished(state: Path) -> dict[int, dict[str, str]]:

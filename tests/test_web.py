@@ -15,7 +15,8 @@ from helpers.browser import Browser, needs_chromium
 
 from dxserial.draughts import Position
 from dxserial.draughts.notation import parse_pdn_move
-from dxserial.game.record import GameRecord, read_pdn
+from dxserial.game.pdn import read_pdn
+from dxserial.game.record import GameRecord
 from dxserial.programs.live import LiveView
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"

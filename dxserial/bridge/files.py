@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.errors import DxSerialError
-from dxserial.game.record import GameRecord, write_pdn
+from dxserial.game.pdn import write_pdn
+from dxserial.game.record import GameRecord
 from dxserial.game.trace import TraceWriter
 
 DEFAULT_MAX_LINES = 4096

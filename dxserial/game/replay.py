@@ -18,7 +18,8 @@ from typing import Any
 from dxserial.draughts import IllegalMoveError, Position, parse_pdn_move
 from dxserial.errors import DxSerialError, MessageError
 from dxserial.files import problem
-from dxserial.game.record import VIOLATION_PREFIX, GameRecord, RecordError, compact_fen, read_pdn
+from dxserial.game.pdn import compact_fen, read_pdn
+from dxserial.game.record import VIOLATION_PREFIX, GameRecord, RecordError
 from dxserial.game.referee import Policy, Referee
 from dxserial.game.trace import parse_trace, unescape
 from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, colour_name, parse

@@ -43,7 +43,8 @@ from dxserial.draughts import START_FEN, Position
 from dxserial.engine.endpoint import EngineEndpoint
 from dxserial.engine.player import DEFAULT_NAME
 from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
-from dxserial.game.record import GameRecord, Recorder, write_pdn
+from dxserial.game.pdn import write_pdn
+from dxserial.game.record import GameRecord, Recorder
 from dxserial.game.referee import (
     GameResult,
     Policy,

@@ -1,0 +1,373 @@
+"""PDN text and files: records written atomically, and read back.
+
+A record is written to a temporary file in the same directory, synced, then renamed into
+place, because a bridge may be killed at any moment and a half-written game file is worse
+than none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from dxserial.draughts import START_FEN, FenError, Position
+from dxserial.game.record import (
+    GAME_TYPE,
+    MAX_LINE,
+    RESULTS,
+    GameRecord,
+    PdnError,
+    RecordedMove,
+    RecordError,
+    _now,
+)
+from dxserial.protocol.messages import Colour
+
+__all__ = [
+    "compact_fen",
+    "parse_pdn",
+    "pdn_filename",
+    "read_pdn",
+    "to_pdn",
+    "write_pdn",
+]
+
+# --------------------------------------------------------------------------- writing
+
+
+def _tag_value(text: str) -> str:
+    clean = "".join(ch if ch.isprintable() else " " for ch in text)
+    return clean.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _comment_words(text: str) -> list[str]:
+    """A comment as tokens for wrapping: braces cannot occur inside, long words are split."""
+    words = text.replace("{", "(").replace("}", ")").split() or ["-"]
+    out: list[str] = []
+    for word in words:
+        while len(word) > MAX_LINE - 2:
+            out.append(word[: MAX_LINE - 2])
+            word = word[MAX_LINE - 2 :]
+        out.append(word)
+    out[0] = "{" + out[0]
+    out[-1] = out[-1] + "}"
+    return out
+
+
+def _wrap(tokens: list[str]) -> list[str]:
+    lines: list[str] = []
+    line = ""
+    for token in tokens:
+        if line and len(line) + 1 + len(token) > MAX_LINE:
+            lines.append(line)
+            line = token
+        else:
+            line = f"{line} {token}" if line else token
+    if line:
+        lines.append(line)
+    return lines
+
+
+def to_pdn(record: GameRecord) -> str:
+    """The record as one PDN game: tags, then movetext in lines of at most 80 characters.
+
+    Tag lines are not wrapped (PDN cannot split a tag); only a FEN tag of a crowded
+    position can pass 80 characters, and ranges keep most FENs short.
+    """
+    result = record.result if record.result in RESULTS else "*"
+    date = record.date or (record.started.strftime("%Y.%m.%d") if record.started else "????.??.??")
+    tags: list[tuple[str, str]] = [
+        ("Event", record.event),
+        ("Site", record.site),
+        ("Date", date),
+        ("Round", record.round),
+        ("White", record.white),
+        ("Black", record.black),
+        ("Result", result),
+        ("GameType", GAME_TYPE),
+    ]
+    if record.custom_start:
+        tags.append(("FEN", compact_fen(record.start_position)))
+    if record.termination:
+        tags.append(("Termination", record.termination))
+    known = {name for name, _ in tags} | {"FEN", "Termination"}
+    tags.extend((k, v) for k, v in record.tags.items() if k not in known)
+    head = [f'[{name} "{_tag_value(value)}"]' for name, value in tags]
+
+    tokens: list[str] = []
+    last = record.plies
+    for ply in range(0, last + 1):
+        if ply:
+            move = record.moves[ply - 1]
+            black = move.colour is Colour.BLACK
+            if not black:
+                tokens.append(f"{move.move_number}. {move.text}")
+            elif ply == 1 or record.comments.get(ply - 1):
+                tokens.append(f"{move.move_number}... {move.text}")
+            else:
+                tokens.append(move.text)
+        texts = list(record.comments.get(ply, []))
+        if ply == last:
+            texts += [t for k, v in sorted(record.comments.items()) if k > last for t in v]
+        for text in texts:
+            tokens.extend(_comment_words(text))
+    tokens.append(result)
+    return "\n".join([*head, "", *_wrap(tokens)]) + "\n"
+
+
+def compact_fen(position: Position) -> str:
+    """PDN FEN with ranges for runs of three or more men (``W:W31-50:B1-20``): shorter tags."""
+
+    def field_of(men: str, king: str) -> str:
+        items: list[str] = []
+        run: list[int] = []
+
+        def flush() -> None:
+            if len(run) >= 3:
+                items.append(f"{run[0]}-{run[-1]}")
+            else:
+                items.extend(str(sq) for sq in run)
+            run.clear()
+
+        for sq in range(1, 51):
+            value = position.piece_at(sq).value
+            if value == men:
+                run.append(sq)
+                continue
+            flush()
+            if value == king:
+                items.append(f"K{sq}")
+        flush()
+        return ",".join(items)
+
+    side = "W" if position.turn is Colour.WHITE else "B"
+    return f"{side}:W{field_of('w', 'W')}:B{field_of('z', 'Z')}"
+
+
+def _safe_name(name: str) -> str:
+    clean = re.sub(r"[^A-Za-z0-9+]+", "_", name).strip("_")
+    return clean[:32] or "unknown"
+
+
+def pdn_filename(record: GameRecord) -> str:
+    """``YYYYMMDD-HHMMSS-White-vs-Black-g<N>.pdn``, safe on any file system."""
+    started = record.started or _now()
+    return (
+        f"{started:%Y%m%d-%H%M%S}-{_safe_name(record.white)}-vs-{_safe_name(record.black)}"
+        f"-g{record.game_number}.pdn"
+    )
+
+
+def write_pdn(record: GameRecord, directory: Path | str, *, mode: int = 0o600) -> Path:
+    """Write ``record`` to a new file in ``directory`` (created if needed); return its path.
+
+    Atomic: the text goes to a temporary file in the same directory, is synced, then
+    renamed into place, so readers and crashes only ever see a whole file.  An existing
+    file of the same name is never overwritten (``-2``, ``-3``... is added).
+    """
+    folder = Path(directory)
+    data = to_pdn(record).encode("utf-8")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        base = pdn_filename(record)
+        target = folder / base
+        n = 1
+        while target.exists():
+            n += 1
+            target = folder / f"{base[:-4]}-{n}.pdn"
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dxserial-", suffix=".pdn.tmp")
+    except OSError as exc:
+        raise RecordError(f"cannot write game record in {folder}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), mode)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise RecordError(f"cannot write game record {target}: {exc.strerror}") from None
+    _sync_directory(folder)
+    return target
+
+
+def _sync_directory(folder: Path) -> None:
+    """Make the rename itself durable where the OS allows it (best effort)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- reading
+
+_TOKEN = re.compile(
+    r"""
+      \[\s*(?P<tag>[A-Za-z0-9_]+)\s*"(?P<value>(?:[^"\\]|\\.)*)"\s*\]
+    | \{(?P<comment>[^}]*)\}
+    | ;(?P<line_comment>[^\n]*)
+    | (?P<open>\()
+    | (?P<close>\))
+    | (?P<result>(?:2-0|0-2|1-1|0-0|1-0|0-1|1/2-1/2|\*)(?![\w/-]))
+    | (?P<number>\d+\.+)
+    | (?P<move>\d{1,2}(?:[-x:]\d{1,2})+)[!?+\#]*
+    | (?P<nag>\$\d+)
+    | (?P<other>\S+)
+    """,
+    re.VERBOSE,
+)
+_RESULT_MAP = {"1-0": "2-0", "0-1": "0-2", "1/2-1/2": "1-1", "0-0": "*"}
+
+
+class _GameBuilder:
+    """Collects one game's tokens; ``finish`` turns them into a record."""
+
+    def __init__(self) -> None:
+        self.tags: dict[str, str] = {}
+        self.moves: list[str] = []
+        self.comments: dict[int, list[str]] = {}
+        self.result: str | None = None
+        self.line = 0
+
+    @property
+    def empty(self) -> bool:
+        return not (self.tags or self.moves or self.comments or self.result)
+
+    def finish(self) -> GameRecord:
+        tags = dict(self.tags)
+        fen = tags.pop("FEN", "").strip() or START_FEN
+        try:
+            start = Position.from_fen(fen)
+        except FenError as exc:
+            raise PdnError(f"game at line {self.line}: {exc}") from None
+        result = self.result or tags.get("Result", "*")
+        result = _RESULT_MAP.get(result, result)
+        record = GameRecord(
+            white=tags.pop("White", "?"),
+            black=tags.pop("Black", "?"),
+            event=tags.pop("Event", "?"),
+            site=tags.pop("Site", "?"),
+            date=tags.pop("Date", ""),
+            round=tags.pop("Round", "?"),
+            start_fen=fen if start != Position.start() else START_FEN,
+            result=result if result in RESULTS else "*",
+            termination=tags.pop("Termination", ""),
+            comments=self.comments,
+        )
+        rnd = record.round
+        record.game_number = int(rnd) if rnd.isdigit() else 1
+        tags.pop("Result", None)
+        tags.pop("GameType", None)
+        record.tags = tags
+        colour = start.turn
+        number = 1
+        for text in self.moves:
+            record.moves.append(RecordedMove(text=text, colour=colour, move_number=number))
+            if colour is Colour.BLACK:
+                number += 1
+            colour = colour.other
+        return record
+
+
+def parse_pdn(text: str, *, source: str = "PDN") -> list[GameRecord]:
+    """Every game in ``text``: tags, movetext, comments, results; variations are skipped.
+
+    Moves are kept as text (a replay checks them); anything that is not a tag, move,
+    move number, comment, NAG or result is an error naming its line.
+    """
+    games: list[GameRecord] = []
+    game = _GameBuilder()
+    depth = 0
+    pos = 0
+    lines = [0]
+    lines.extend(m.end() for m in re.finditer(r"\n", text))
+
+    def line_of(offset: int) -> int:
+        lo, hi = 0, len(lines)
+        while lo + 1 < hi:
+            mid = (lo + hi) // 2
+            if lines[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid
+        return lo + 1
+
+    # PDN escape lines (``%`` in the first column) carry no game data.
+    text = re.sub(r"(?m)^%[^\n]*", lambda m: " " * len(m.group()), text)
+    for match in _TOKEN.finditer(text):
+        kind = "tag" if match["tag"] is not None else match.lastgroup
+        pos = match.start()
+        if kind in ("line_comment", "nag"):
+            continue
+        if kind == "open":
+            depth += 1
+            continue
+        if kind == "close":
+            if depth == 0:
+                raise PdnError(f"{source}: line {line_of(pos)}: ')' without '('")
+            depth -= 1
+            continue
+        if depth:
+            continue
+        if kind == "tag":
+            if game.moves or game.result:
+                games.append(game.finish())
+                game = _GameBuilder()
+            if game.empty:
+                game.line = line_of(pos)
+            value = re.sub(r"\\(.)", r"\1", match["value"])
+            game.tags[match["tag"]] = value
+        elif kind == "comment":
+            if game.empty:
+                game.line = line_of(pos)
+            game.comments.setdefault(len(game.moves), []).append(" ".join(match["comment"].split()))
+        elif kind == "number":
+            continue
+        elif kind == "move":
+            if game.result:
+                games.append(game.finish())
+                game = _GameBuilder()
+            if game.empty:
+                game.line = line_of(pos)
+            game.moves.append(match["move"])
+        elif kind == "result":
+            if game.empty:
+                game.line = line_of(pos)
+            game.result = match["result"]
+            games.append(game.finish())
+            game = _GameBuilder()
+        else:
+            raise PdnError(
+                f"{source}: line {line_of(pos)}: {match.group()[:20]!r} is not a PDN tag, move,"
+                " move number, comment or result"
+            )
+    if depth:
+        raise PdnError(f"{source}: a '(' variation is not closed")
+    if not game.empty:
+        games.append(game.finish())
+    return games
+
+
+def read_pdn(path: Path | str) -> list[GameRecord]:
+    """The games of a PDN file (UTF-8, or Latin-1 as older tools write)."""
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise RecordError(f"cannot read {file}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return parse_pdn(text, source=str(file))
