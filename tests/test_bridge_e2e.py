@@ -9,15 +9,16 @@ on TCP, and checks what each side receives byte for byte.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import read_exactly, wait_until, write_all
+from helpers import Cli, read_exactly, wait_until, write_all
 from helpers.peers import DxpClient, NulModemPeer
-from helpers.rig import Rig, RigFactory
+from helpers.rig import Rig, RigFactory, start_vpair
 
 from dxserial.protocol.framing import nul_frame
 
@@ -203,3 +204,57 @@ def test_a_client_that_reconnects_at_once_is_not_refused(rig: Rig) -> None:
                 client.send(f"Cround {n}".encode())
                 assert peer.expect() == f"Cround {n}".encode()
     assert "refused TCP client" not in rig.log()
+
+
+def test_a_flood_of_messages_the_line_cannot_carry_gives_a_few_log_lines(rig: Rig) -> None:
+    with NulModemPeer(rig.peer_path, seed=9) as peer, DxpClient("127.0.0.1", rig.port) as client:
+        for n in range(300):
+            client.send(f"Cline {n}\nand more".encode())  # a newline cannot cross NULMODEM
+        client.send(b"Cthe end")
+        assert peer.expect() == b"Cthe end"
+        for _ in range(300):
+            assert client.expect().startswith(b"Cdxserial: your last message cannot cross")
+    rig.bridge.terminate()
+    rig.bridge.wait(20)
+    lines = rig.log().splitlines()
+    told = [x for x in lines if "cannot cross" in x and " DEBUG " not in x]
+    assert len(told) < 60  # each kind shown a few times, then counted: not 900 lines
+    assert any("280 more 'cannot cross tcp->serial' lines" in x for x in lines)
+
+
+def test_the_ready_line_is_printed_once(rig: Rig) -> None:
+    assert "bridge ready" not in "\n".join(
+        x for x in rig.log().splitlines() if " INFO " in x
+    )  # on stdout only (the rig read it there); the log has it at debug level
+
+
+def test_connect_mode_an_engine_that_ended_its_session_is_not_a_warning(tmp_path: Path) -> None:
+    vpair, a, b = start_vpair(tmp_path)
+    log_path = tmp_path / "bridge.log"
+    with vpair, Cli(
+        "engine", b, "--role", "follower", "--link", "nulmodem", "--depth", "1",
+        "--echo-timeout", "0.5", "--max-attempts", "1000",
+    ) as serial, Cli(
+        "engine", "listen://127.0.0.1:0", "--role", "initiator", "--games", "1", "--moves", "2",
+        "--depth", "1",
+    ) as tcp:
+        serial.out.expect("engine ready", timeout=20)
+        port = re.search(r"127\.0\.0\.1:(\d+)", tcp.out.expect("engine ready", timeout=20))
+        assert port is not None
+        with log_path.open("w") as log:
+            bridge = subprocess.Popen(
+                [sys.executable, "-m", "dxserial", "bridge", a, "--connect",
+                 f"127.0.0.1:{port.group(1)}", "--echo-timeout", "0.5"],
+                stdout=subprocess.DEVNULL, stderr=log, text=True,
+            )
+            try:
+                assert tcp.wait(60) == 0  # one game, then stop code 1: the session is over
+                wait_until(lambda: "ended the session" in log_path.read_text(), timeout=20,
+                           what="the bridge noticing the engine is gone")
+            finally:
+                bridge.terminate()
+                bridge.wait(20)
+        vpair.stop()
+    text = log_path.read_text()
+    assert "INFO the TCP engine ended the session (stop code 1)" in text
+    assert " WARNING " not in text

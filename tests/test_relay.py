@@ -555,3 +555,14 @@ def test_messages_written_but_never_taken_by_a_reset_peer_are_reported() -> None
     assert all(r["error"].startswith("possibly: ") for r in lost)
     assert any("NOT delivered" in w and "Cthree" in w for w in rig.warnings())
     rig.check_counts()
+
+
+def test_only_a_chat_starting_with_the_console_command_is_blocked() -> None:
+    rig = Rig()
+    rig.relay.settings = RelaySettings(block_console=True)
+    rig.join(TCP)
+    rig.send(TCP, b"Cconsole ls")  # Moby Dam would run "ls"
+    rig.send(TCP, b"Cconsoles are fun")  # just talk
+    assert rig.got[SERIAL] == [b"Cconsoles are fun"]
+    assert rig.messages("dropped")[-1]["reason"] == "blocked"
+    rig.check_counts()
