@@ -114,3 +114,15 @@ def test_live_view_keeps_moves_clocks_and_results() -> None:
     snap = live.snapshot()
     assert snap["games"][0]["result"] == "2-0" and snap["games"][0]["fen"] == "W:B:W28"
     assert live.apply({"kind": "standings", "table": ["x"]}) == {"type": "standings", "table": ["x"]}
+
+
+def test_live_view_follows_a_take_back_and_keeps_the_board_it_knows() -> None:
+    live = LiveView("Bridge")
+    start = Position.start().to_fen()
+    live.apply({"kind": "game", "number": 1, "white": "A", "black": "B", "fen": start, "minutes": 0.5})
+    live.apply({"kind": "move", "number": 1, "pdn": "32-28", "colour": "White", "fen": "W:B:W28", "seconds": 3})
+    update = live.apply({"kind": "move", "number": 1, "pdn": "17-23", "colour": "Black", "fen": None})
+    assert update is not None and update["game"]["fen"] == "W:B:W28"  # unknown: the last board stays
+    assert update["game"]["left"] == {"White": 27, "Black": 30}  # half a minute each
+    update = live.apply({"kind": "takeback", "number": 1, "ply": 0, "fen": start})
+    assert update is not None and update["game"]["moves"] == [] and update["game"]["fen"] == start
