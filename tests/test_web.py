@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from helpers import Cli
+from helpers import Cli, wait_until
 from helpers.browser import Browser, needs_chromium
+from helpers.rig import RigFactory, stop_rig
 
 from dxserial.draughts import Position
 from dxserial.draughts.notation import parse_pdn_move
@@ -19,6 +20,17 @@ from dxserial.game.record import GameRecord, read_pdn
 from dxserial.programs.live import LiveView
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+#: What each game card shows, read from the page once every game on it has a result.
+CARDS = (
+    "(() => { const cards = [...document.querySelectorAll('.game')];"
+    " if (cards.length < %d || cards.some(c => !c.dataset.result)) return null;"
+    " return cards.map(c => ({number: +c.dataset.number, result: c.dataset.result,"
+    "   head: c.querySelector('.head').textContent, clock: c.querySelector('.clock').textContent,"
+    "   moves: c.querySelector('.moves').textContent,"
+    "   plies: +c.dataset.plies, squares: Object.fromEntries([...c.querySelectorAll('.square')]"
+    "   .filter(g => g.dataset.piece).map(g => [g.dataset.square, g.dataset.piece]))})); })()"
+)
 
 pytest.importorskip("aiohttp", reason="the web view needs aiohttp (pip install dxserial[web])")
 
@@ -77,13 +89,7 @@ async def test_the_page_follows_a_match_move_by_move(tmp_path: Path, browser: Br
         b = Cli("engine", f"tcp://127.0.0.1:{port_b.group(1)}", "--role", "follower", "--depth", "1", "--seed", "2")
         procs.append(b)
         assert match.wait(60) == 0
-        shown = await browser.wait_for(
-            "(() => { const cards = [...document.querySelectorAll('.game')];"
-            " if (cards.length < 2 || cards.some(c => !c.dataset.result)) return null;"
-            " return cards.map(c => ({number: +c.dataset.number, result: c.dataset.result,"
-            "   plies: +c.dataset.plies, squares: Object.fromEntries([...c.querySelectorAll('.square')]"
-            "   .filter(g => g.dataset.piece).map(g => [g.dataset.square, g.dataset.piece]))})); })()"
-        )
+        shown = await browser.wait_for(CARDS % 2)
         await browser.wait_for("document.getElementById('status').textContent.startsWith('finished')")
         # bench/web-view.png is this screenshot: DXSERIAL_SCREENSHOT=1 refreshes it.
         shot = BENCH if os.environ.get("DXSERIAL_SCREENSHOT") == "1" else tmp_path
@@ -100,6 +106,62 @@ async def test_the_page_follows_a_match_move_by_move(tmp_path: Path, browser: Br
         assert {int(k): v for k, v in card["squares"].items()} == final_board(record)
     table = await browser.evaluate("document.getElementById('table').textContent")
     assert "results after 2 game(s)" in table
+
+
+@needs_chromium
+async def test_the_page_follows_a_game_through_the_bridge(
+    tmp_path: Path, browser: Browser, rig_factory: RigFactory
+) -> None:
+    pdn = tmp_path / "pdn"
+    rig = rig_factory(bridge_args=("--pdn", str(pdn), "--web", "127.0.0.1:0"))
+    url = next(line for line in rig.out.lines if line.startswith("web view: ")).split()[-1]
+    await browser.call("Page.navigate", url=url)
+    await browser.wait_for("document.getElementById('status').textContent === 'live'")
+    assert await browser.evaluate("document.title") == f"dxserial bridge {rig.serial_path} (live)"
+    # The engines arrive only now: whatever the page shows, it saw happen.
+    with Cli(
+        "engine", rig.peer_path, "--role", "follower", "--link", "nulmodem", "--seed", "1",
+        "--depth", "1", "--echo-timeout", "0.5", "--max-attempts", "1000",
+    ) as serial:
+        serial.out.expect("engine ready", timeout=20)
+        with Cli(
+            "engine", f"tcp://127.0.0.1:{rig.port}", "--role", "initiator", "--games", "1",
+            "--moves", "3", "--time", "2", "--depth", "1", "--seed", "2", "--name", "Tcpeng",
+        ) as tcp:
+            assert tcp.wait(60) == 0
+            assert serial.wait(30) == 0
+    (card,) = await browser.wait_for(CARDS % 1)
+    wait_until(lambda: len(list(pdn.glob("*.pdn"))) == 1, timeout=10, what="the PDN file")
+    stop_rig(rig)  # the page is told the bridge stopped; the trace is complete
+    await browser.wait_for("document.getElementById('status').textContent.startsWith('finished')")
+    (record,) = read_pdn(next(pdn.glob("*.pdn")))
+    assert card["result"] == record.result != "*" and card["plies"] == record.plies > 0
+    assert {int(k): v for k, v in card["squares"].items()} == final_board(record)
+    assert card["moves"].split() == record_moves(record)
+    white_side = "tcp" if record.white == "Tcpeng" else "serial"
+    black_side = "serial" if white_side == "tcp" else "tcp"
+    assert card["head"] == f"Game 1: {record.white} ({white_side}) - {record.black} ({black_side})"
+    # The clocks: the GAMEREQ's 2 minutes less the seconds each side's MOVEs reported.
+    seconds = [
+        r["fields"]["seconds"] for r in rig.trace()  # type: ignore[index]
+        if r.get("type") == "MOVE" and r["action"] == "queued"
+    ]
+    white, black = (120 - sum(seconds[0::2]), 120 - sum(seconds[1::2]))
+    assert card["clock"] == f"White {clock(white)}  Black {clock(black)}"
+
+
+def clock(seconds: int) -> str:
+    return f"{seconds // 60}:{seconds % 60:02}"
+
+
+def record_moves(record: GameRecord) -> list[str]:
+    """The move list as the page writes it: '1. 32-28 17-21 2. ...'."""
+    out = []
+    for i, move in enumerate(record.moves):
+        if i % 2 == 0:
+            out.append(f"{i // 2 + 1}.")
+        out.append(move.text)
+    return out
 
 
 def test_live_view_keeps_moves_clocks_and_results() -> None:
