@@ -1,6 +1,6 @@
-"""``--web``: the live view in a real headless Chromium shows every game's board as it
-ends up in the PDN files, updated as the moves happen (the page was loaded before the
-first move)."""
+"""``--web`` on match, tournament and bridge: the live view in a real headless Chromium
+shows every game's board as it ends up in the PDN files, updated as the moves happen (the
+page was loaded before the first move)."""
 
 from __future__ import annotations
 
@@ -148,6 +148,51 @@ async def test_the_page_follows_a_game_through_the_bridge(
     ]
     white, black = (120 - sum(seconds[0::2]), 120 - sum(seconds[1::2]))
     assert card["clock"] == f"White {clock(white)}  Black {clock(black)}"
+
+
+@needs_chromium
+async def test_the_page_follows_a_tournament_to_its_crosstable(tmp_path: Path, browser: Browser) -> None:
+    names = ("alpha", "beta")
+    spec = tmp_path / "lab.toml"
+    spec.write_text(
+        'event = "Lab live"\nmoves = 2\nminutes = 1\nmove_timeout = 10\npdn = "games"\n'
+        + "".join(f'[engines.{n}]\nendpoint = "listen://127.0.0.1:0"\n' for n in names)
+    )
+    procs: list[Cli] = []
+    try:
+        director = Cli("tournament", str(spec), "--web", "127.0.0.1:0")
+        procs.append(director)
+        url = director.out.expect("web view: ", timeout=20).split()[-1]
+        ports = {}
+        for _ in names:
+            found = re.search(r"engine (\w+): listening on .*:(\d+)$", director.out.expect("engine ", timeout=20))
+            assert found
+            ports[found.group(1)] = found.group(2)
+        await browser.call("Page.navigate", url=url)
+        await browser.wait_for("document.getElementById('status').textContent === 'live'")
+        assert await browser.evaluate("document.querySelectorAll('.game').length") == 0
+        for seed, name in enumerate(names, 1):  # only now can a game start
+            procs.append(Cli(
+                "engine", f"tcp://127.0.0.1:{ports[name]}", "--role", "follower", "--depth", "1",
+                "--seed", str(seed), "--name", name,
+            ))
+        assert director.wait(60) == 0
+        shown = await browser.wait_for(CARDS % 2)
+        await browser.wait_for("document.getElementById('status').textContent.startsWith('finished')")
+    finally:
+        for proc in reversed(procs):
+            proc.stop()
+            proc.__exit__(None, None, None)
+    games = tmp_path / "games"
+    assert sorted(card["number"] for card in shown) == [1, 2]  # one game with each as White
+    for card in shown:
+        (record,) = read_pdn(next(games.glob(f"*-g{card['number']}.pdn")))
+        assert card["result"] == record.result and card["plies"] == record.plies > 0
+        assert {int(k): v for k, v in card["squares"].items()} == final_board(record)
+        white, black = card["head"].split(": ", 1)[1].split(" - ")
+        assert white.startswith(record.white) and black.startswith(record.black)
+    table = await browser.evaluate("document.getElementById('table').textContent")
+    assert table.startswith("crosstable after 2 of 2 game(s)")
 
 
 def clock(seconds: int) -> str:
