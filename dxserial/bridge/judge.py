@@ -138,8 +138,7 @@ class Judge:
         self.mode: RefereeMode = referee
         self._record = record
         self._news_on = news
-        #: What a live view shows, in order, until the relay takes it (:meth:`take_news`).
-        self.news: list[GameNews] = []
+        self._news: list[GameNews] = []  # in order, until the relay takes them
         self._games = 0  # games started through this bridge: the live view's numbers
         self._open: int | None = None  # the live view's number of the running game
         self.roles: dict[Side, Role] = {SERIAL: Role.INITIATOR, TCP: Role.FOLLOWER}
@@ -182,19 +181,18 @@ class Judge:
     def abort(self, reason: str) -> GameRecord | None:
         """End the running game's record with ``*`` (nobody will finish it)."""
         record = self._recorder.abort(reason) if self._recorder is not None else None
-        if self._open is not None:
+        if self._open is not None:  # as the recorder has it: the board's verdict stands
             decided = self._referee.decided if self._referee is not None else None
             if record is not None:
                 decided = GameResult(record.result, record.termination)
-            elif decided is None or decided.result == "*":
-                decided = GameResult("*", reason)
-            self.news.append(GameClosed(self._open, decided.result, decided.reason))
+            result = decided or GameResult("*", reason)
+            self._news.append(GameClosed(self._open, result.result, result.reason))
             self._open = None
         return record
 
     def take_news(self) -> list[GameNews]:
         """The news since the last call (empty unless the judge was made with ``news``)."""
-        out, self.news = self.news, []
+        out, self._news = self._news, []
         return out
 
     def restart(self, reason: str) -> GameRecord | None:
@@ -248,7 +246,7 @@ class Judge:
                 names = {Role.INITIATOR: request.name or "?", Role.FOLLOWER: accept.name or "?"}
                 position = referee.position
                 assert position is not None
-                self.news.append(
+                self._news.append(
                     GameOpened(
                         self._open, names[white_role], names[white_role.other],
                         self.side_of(white_role), position.to_fen(), request.minutes,
@@ -257,20 +255,20 @@ class Judge:
             elif isinstance(event, TakeBack) and self._open is not None:
                 position = referee.position if referee.unreliable_from is None else None
                 fen = position.to_fen() if position is not None else None
-                self.news.append(TakenBack(self._open, event.ply, fen))
+                self._news.append(TakenBack(self._open, event.ply, fen))
         if self._open is None:
             return
         if isinstance(msg, Move) and verdict.applied and verdict.ply is not None:
             assert verdict.colour is not None
             position = referee.position if verdict.ok and verdict.checked else None
             fen = position.to_fen() if position is not None else None
-            self.news.append(
+            self._news.append(
                 MoveMade(
                     self._open, verdict.ply, verdict.pdn or "?", verdict.colour, fen, msg.seconds
                 )
             )
         if verdict.game_ended is not None and verdict.result is not None:
-            self.news.append(
+            self._news.append(
                 GameClosed(self._open, verdict.result.result, verdict.result.reason)
             )
             self._open = None
