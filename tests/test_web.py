@@ -106,6 +106,7 @@ async def test_the_page_follows_a_match_move_by_move(tmp_path: Path, browser: Br
         assert {int(k): v for k, v in card["squares"].items()} == final_board(record)
     table = await browser.evaluate("document.getElementById('table').textContent")
     assert "results after 2 game(s)" in table
+    assert not await browser.evaluate("document.getElementById('standings').hidden")
 
 
 @needs_chromium
@@ -138,6 +139,7 @@ async def test_the_page_follows_a_game_through_the_bridge(
     assert card["result"] == record.result != "*" and card["plies"] == record.plies > 0
     assert {int(k): v for k, v in card["squares"].items()} == final_board(record)
     assert card["moves"].split() == record_moves(record)
+    assert await browser.evaluate("document.getElementById('standings').hidden")  # none to show
     white_side = "tcp" if record.white == "Tcpeng" else "serial"
     black_side = "serial" if white_side == "tcp" else "tcp"
     assert card["head"] == f"Game 1: {record.white} ({white_side}) - {record.black} ({black_side})"
