@@ -169,8 +169,10 @@ PAGE = """<!doctype html>
 <h1 id="title">dxserial live</h1>
 <div id="status">connecting...</div>
 <div id="games"></div>
+<section id="standings" hidden>
 <h2>Standings</h2>
-<pre id="table">(no game finished yet)</pre>
+<pre id="table"></pre>
+</section>
 <script>
 "use strict";
 const SVG = "http://www.w3.org/2000/svg";
@@ -260,7 +262,9 @@ function showGame(game) {
 }
 
 function showTable(table) {
-  if (table && table.length) document.getElementById("table").textContent = table.join("\\n");
+  if (!table || !table.length) return;  // none yet, or a bridge (it keeps no standings)
+  document.getElementById("standings").hidden = false;
+  document.getElementById("table").textContent = table.join("\\n");
 }
 
 const source = new EventSource("events");

@@ -6,6 +6,9 @@ import os
 import re
 import subprocess
 import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,8 @@ def run_bridge(args: list[str], env: dict[str, str] | None = None) -> subprocess
     )
 
 
-def ready_line(args: list[str], env: dict[str, str]) -> str:
+def ready_line(args: list[str], env: dict[str, str], then: Callable[[list[str]], None] | None = None) -> str:
+    """The bridge's ready line; ``then`` sees every line so far while the bridge runs."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "dxserial", "bridge", *args],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -29,7 +33,10 @@ def ready_line(args: list[str], env: dict[str, str]) -> str:
     assert proc.stdout is not None
     out = LineReader(proc.stdout)
     try:
-        return out.expect("bridge ready", timeout=20)
+        line = out.expect("bridge ready", timeout=20)
+        if then is not None:
+            then(out.lines)
+        return line
     finally:
         proc.terminate()
         proc.wait(10)
@@ -119,3 +126,32 @@ def test_settings_are_layered_key_by_key(tmp_path: Path) -> None:
         "baud": 19200, "link": "nul", "referee": "strict"
     }
     assert layered(values, set(), None, schema) == values  # no file: defaults stand
+
+
+def test_the_web_view_from_a_config_file_obeys_the_bridge_s_allow(tmp_path: Path, pair: tuple[str, str]) -> None:
+    pytest.importorskip("aiohttp")
+    conf = tmp_path / "rig.toml"
+    conf.write_text(
+        f'port = "{pair[0]}"\nlisten = "127.0.0.1:0"\nweb = "127.0.0.1:0"\nallow = "10.0.0.0/8"\n'
+    )
+    codes: list[int] = []
+
+    def fetch_page(lines: list[str]) -> None:
+        url = next(line for line in lines if line.startswith("web view: ")).split()[-1]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url + "state", timeout=10)
+        codes.append(refused.value.code)
+        refused.value.close()
+
+    ready_line(["--config", str(conf)], {}, then=fetch_page)
+    assert codes == [403]  # 127.0.0.1 is not in 10.0.0.0/8: no game for it to watch
+
+
+def test_web_without_aiohttp_is_a_one_line_error(tmp_path: Path) -> None:
+    fake = tmp_path / "aiohttp"
+    fake.mkdir()
+    (fake / "__init__.py").write_text('raise ImportError("not installed")\n')
+    path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
+    result = run_bridge(["/dev/ttyS99", "--web", "127.0.0.1:0"], env={"PYTHONPATH": path})
+    assert result.returncode == 1
+    assert result.stderr == "dxserial: error: --web needs aiohttp: pip install 'dxserial[web]'\n"

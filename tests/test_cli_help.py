@@ -76,7 +76,7 @@ def panels(help_text: str) -> dict[str, list[str]]:
             ["--config", "--link", "--listen", "--connect", "--baud", "--referee", "--pdn",
              "--trace", "--verbose"],
             {"Serial line": "--parity", "NULMODEM handshake": "--echo-timeout",
-             "TCP clients and security": "--allow"},
+             "TCP clients and security": "--allow", "Live web view": "--web"},
         ),
         (
             "engine",

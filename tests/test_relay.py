@@ -14,11 +14,21 @@ from typing import Any
 
 import pytest
 
-from dxserial.bridge.judge import SERIAL, TCP, Side
+from dxserial.bridge.judge import (
+    SERIAL,
+    TCP,
+    GameClosed,
+    GameNews,
+    GameOpened,
+    MoveMade,
+    Side,
+    TakenBack,
+)
 from dxserial.bridge.relay import (
     Action,
     Forget,
     Log,
+    News,
     Observed,
     Relay,
     RelaySettings,
@@ -26,6 +36,8 @@ from dxserial.bridge.relay import (
     Trace,
     WriteRecord,
 )
+from dxserial.draughts import Position
+from dxserial.draughts.notation import parse_pdn_move
 from dxserial.errors import FramingError
 from dxserial.game.record import GameRecord
 
@@ -50,9 +62,10 @@ class Rig:
         grace: float = 3.0,
         check: Any = None,
         deliver: bool = True,
+        news: bool = False,
     ) -> None:
         self.relay = Relay(
-            RelaySettings(referee=referee, record=True, grace={SERIAL: 0.0, TCP: grace}),  # type: ignore[arg-type]
+            RelaySettings(referee=referee, record=True, grace={SERIAL: 0.0, TCP: grace}, news=news),  # type: ignore[arg-type]
             check=check,
         )
         self.now = 0.0
@@ -64,6 +77,7 @@ class Rig:
         self.records: list[GameRecord] = []
         self.observed: list[str] = []
         self.forgotten: list[Side] = []
+        self.news: list[GameNews] = []
 
     def apply(self, actions: list[Action]) -> None:
         for action in actions:
@@ -84,6 +98,8 @@ class Rig:
                 self.records.append(action.record)
             elif isinstance(action, Observed):
                 self.observed.append(action.direction)
+            elif isinstance(action, News):
+                self.news.append(action.news)
 
     def send(self, side: Side, raw: bytes) -> None:
         self.apply(self.relay.receive(side, raw, self.now))
@@ -566,3 +582,49 @@ def test_only_a_chat_starting_with_the_console_command_is_blocked() -> None:
     assert rig.got[SERIAL] == [b"Cconsoles are fun"]
     assert rig.messages("dropped")[-1]["reason"] == "blocked"
     rig.check_counts()
+
+
+# --------------------------------------------------------------------------- live view
+
+
+def test_a_watched_game_is_told_move_by_move_as_the_record_has_it() -> None:
+    rig = Rig("warn", news=True)
+    rig.join(TCP)
+    rig.send(TCP, REQ_W)  # the serial follower (Other) plays White, 5 minutes
+    rig.send(SERIAL, ACC)
+    (opened,) = rig.news
+    assert isinstance(opened, GameOpened)
+    assert (opened.white, opened.black, opened.white_side, opened.minutes) == ("Other", "Probe", SERIAL, 5)
+    assert opened.event()["white"] == "Other (serial)"
+    rig.send(SERIAL, b"M0012322800")  # 32-28 after 12 seconds
+    rig.send(TCP, M2)
+    moves = rig.news[1:]
+    assert [(m.pdn, m.seconds) for m in moves if isinstance(m, MoveMade)] == [("32-28", 12), ("17-21", 0)]
+    after = Position.start()
+    for text in ("32-28", "17-21"):
+        after = after.play(parse_pdn_move(after, text))
+    assert isinstance(moves[-1], MoveMade) and moves[-1].fen == after.to_fen()
+    rig.send(SERIAL, b"B001W")  # back to the start, accepted
+    rig.send(TCP, b"K0")
+    assert rig.news[-1] == TakenBack(1, 0, opened.fen)
+    rig.send(SERIAL, b"M0000322300")  # 32-23 is no move: forwarded (warn), position unknown
+    assert isinstance(rig.news[-1], MoveMade) and rig.news[-1].fen is None
+    rig.send(TCP, b"E20")  # Black ends it as a draw (GAMEEND reason 2)
+    rig.send(SERIAL, E00)
+    assert isinstance(rig.news[-1], GameClosed) and rig.news[-1].result == "1-1"
+    assert rig.news[-1].result == rig.records[-1].result
+    assert opened.fen == Position.start().to_fen()
+    rig.check_counts()
+
+
+def test_a_game_cut_short_is_told_with_the_record_s_result() -> None:
+    rig = Rig("strict", news=True)
+    rig.join(TCP)
+    rig.send(TCP, REQ_W)
+    rig.send(SERIAL, ACC)
+    rig.send(SERIAL, b"M0000322300")  # refused under strict: nothing happened on the board
+    assert [type(n) for n in rig.news] == [GameOpened]
+    rig.send(SERIAL, M1)
+    rig.apply(rig.relay.shutdown(rig.now))
+    assert rig.news[-1] == GameClosed(1, "*", "the bridge stopped") and rig.records[-1].result == "*"
+    assert Rig("warn").news == []  # nobody watching: no news

@@ -1,6 +1,6 @@
-"""``--web``: the live view in a real headless Chromium shows every game's board as it
-ends up in the PDN files, updated as the moves happen (the page was loaded before the
-first move)."""
+"""``--web`` on match, tournament and bridge: the live view in a real headless Chromium
+shows every game's board as it ends up in the PDN files, updated as the moves happen (the
+page was loaded before the first move)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from helpers import Cli
+from helpers import Cli, wait_until
 from helpers.browser import Browser, needs_chromium
+from helpers.rig import RigFactory, stop_rig
 
 from dxserial.draughts import Position
 from dxserial.draughts.notation import parse_pdn_move
@@ -20,6 +21,17 @@ from dxserial.game.record import GameRecord
 from dxserial.programs.live import LiveView
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+#: What each game card shows, read from the page once every game on it has a result.
+CARDS = (
+    "(() => { const cards = [...document.querySelectorAll('.game')];"
+    " if (cards.length < %d || cards.some(c => !c.dataset.result)) return null;"
+    " return cards.map(c => ({number: +c.dataset.number, result: c.dataset.result,"
+    "   head: c.querySelector('.head').textContent, clock: c.querySelector('.clock').textContent,"
+    "   moves: c.querySelector('.moves').textContent,"
+    "   plies: +c.dataset.plies, squares: Object.fromEntries([...c.querySelectorAll('.square')]"
+    "   .filter(g => g.dataset.piece).map(g => [g.dataset.square, g.dataset.piece]))})); })()"
+)
 
 pytest.importorskip("aiohttp", reason="the web view needs aiohttp (pip install dxserial[web])")
 
@@ -78,13 +90,7 @@ async def test_the_page_follows_a_match_move_by_move(tmp_path: Path, browser: Br
         b = Cli("engine", f"tcp://127.0.0.1:{port_b.group(1)}", "--role", "follower", "--depth", "1", "--seed", "2")
         procs.append(b)
         assert match.wait(60) == 0
-        shown = await browser.wait_for(
-            "(() => { const cards = [...document.querySelectorAll('.game')];"
-            " if (cards.length < 2 || cards.some(c => !c.dataset.result)) return null;"
-            " return cards.map(c => ({number: +c.dataset.number, result: c.dataset.result,"
-            "   plies: +c.dataset.plies, squares: Object.fromEntries([...c.querySelectorAll('.square')]"
-            "   .filter(g => g.dataset.piece).map(g => [g.dataset.square, g.dataset.piece]))})); })()"
-        )
+        shown = await browser.wait_for(CARDS % 2)
         await browser.wait_for("document.getElementById('status').textContent.startsWith('finished')")
         # bench/web-view.png is this screenshot: DXSERIAL_SCREENSHOT=1 refreshes it.
         shot = BENCH if os.environ.get("DXSERIAL_SCREENSHOT") == "1" else tmp_path
@@ -101,6 +107,109 @@ async def test_the_page_follows_a_match_move_by_move(tmp_path: Path, browser: Br
         assert {int(k): v for k, v in card["squares"].items()} == final_board(record)
     table = await browser.evaluate("document.getElementById('table').textContent")
     assert "results after 2 game(s)" in table
+    assert not await browser.evaluate("document.getElementById('standings').hidden")
+
+
+@needs_chromium
+async def test_the_page_follows_a_game_through_the_bridge(
+    tmp_path: Path, browser: Browser, rig_factory: RigFactory
+) -> None:
+    pdn = tmp_path / "pdn"
+    rig = rig_factory(bridge_args=("--pdn", str(pdn), "--web", "127.0.0.1:0"))
+    url = next(line for line in rig.out.lines if line.startswith("web view: ")).split()[-1]
+    await browser.call("Page.navigate", url=url)
+    await browser.wait_for("document.getElementById('status').textContent === 'live'")
+    assert await browser.evaluate("document.title") == f"dxserial bridge {rig.serial_path} (live)"
+    # The engines arrive only now: whatever the page shows, it saw happen.
+    with Cli(
+        "engine", rig.peer_path, "--role", "follower", "--link", "nulmodem", "--seed", "1",
+        "--depth", "1", "--echo-timeout", "0.5", "--max-attempts", "1000",
+    ) as serial:
+        serial.out.expect("engine ready", timeout=20)
+        with Cli(
+            "engine", f"tcp://127.0.0.1:{rig.port}", "--role", "initiator", "--games", "1",
+            "--moves", "3", "--time", "2", "--depth", "1", "--seed", "2", "--name", "Tcpeng",
+        ) as tcp:
+            assert tcp.wait(60) == 0
+            assert serial.wait(30) == 0
+    (card,) = await browser.wait_for(CARDS % 1)
+    wait_until(lambda: len(list(pdn.glob("*.pdn"))) == 1, timeout=10, what="the PDN file")
+    stop_rig(rig)  # the page is told the bridge stopped; the trace is complete
+    await browser.wait_for("document.getElementById('status').textContent.startsWith('finished')")
+    (record,) = read_pdn(next(pdn.glob("*.pdn")))
+    assert card["result"] == record.result != "*" and card["plies"] == record.plies > 0
+    assert {int(k): v for k, v in card["squares"].items()} == final_board(record)
+    assert card["moves"].split() == record_moves(record)
+    assert await browser.evaluate("document.getElementById('standings').hidden")  # none to show
+    white_side = "tcp" if record.white == "Tcpeng" else "serial"
+    black_side = "serial" if white_side == "tcp" else "tcp"
+    assert card["head"] == f"Game 1: {record.white} ({white_side}) - {record.black} ({black_side})"
+    # The clocks: the GAMEREQ's 2 minutes less the seconds each side's MOVEs reported.
+    seconds = [
+        r["fields"]["seconds"] for r in rig.trace()  # type: ignore[index]
+        if r.get("type") == "MOVE" and r["action"] == "queued"
+    ]
+    white, black = (120 - sum(seconds[0::2]), 120 - sum(seconds[1::2]))
+    assert card["clock"] == f"White {clock(white)}  Black {clock(black)}"
+
+
+@needs_chromium
+async def test_the_page_follows_a_tournament_to_its_crosstable(tmp_path: Path, browser: Browser) -> None:
+    names = ("alpha", "beta")
+    spec = tmp_path / "lab.toml"
+    spec.write_text(
+        'event = "Lab live"\nmoves = 2\nminutes = 1\nmove_timeout = 10\npdn = "games"\n'
+        + "".join(f'[engines.{n}]\nendpoint = "listen://127.0.0.1:0"\n' for n in names)
+    )
+    procs: list[Cli] = []
+    try:
+        director = Cli("tournament", str(spec), "--web", "127.0.0.1:0")
+        procs.append(director)
+        url = director.out.expect("web view: ", timeout=20).split()[-1]
+        ports = {}
+        for _ in names:
+            found = re.search(r"engine (\w+): listening on .*:(\d+)$", director.out.expect("engine ", timeout=20))
+            assert found
+            ports[found.group(1)] = found.group(2)
+        await browser.call("Page.navigate", url=url)
+        await browser.wait_for("document.getElementById('status').textContent === 'live'")
+        assert await browser.evaluate("document.querySelectorAll('.game').length") == 0
+        for seed, name in enumerate(names, 1):  # only now can a game start
+            procs.append(Cli(
+                "engine", f"tcp://127.0.0.1:{ports[name]}", "--role", "follower", "--depth", "1",
+                "--seed", str(seed), "--name", name,
+            ))
+        assert director.wait(60) == 0
+        shown = await browser.wait_for(CARDS % 2)
+        await browser.wait_for("document.getElementById('status').textContent.startsWith('finished')")
+    finally:
+        for proc in reversed(procs):
+            proc.stop()
+            proc.__exit__(None, None, None)
+    games = tmp_path / "games"
+    assert sorted(card["number"] for card in shown) == [1, 2]  # one game with each as White
+    for card in shown:
+        (record,) = read_pdn(next(games.glob(f"*-g{card['number']}.pdn")))
+        assert card["result"] == record.result and card["plies"] == record.plies > 0
+        assert {int(k): v for k, v in card["squares"].items()} == final_board(record)
+        white, black = card["head"].split(": ", 1)[1].split(" - ")
+        assert white.startswith(record.white) and black.startswith(record.black)
+    table = await browser.evaluate("document.getElementById('table').textContent")
+    assert table.startswith("crosstable after 2 of 2 game(s)")
+
+
+def clock(seconds: int) -> str:
+    return f"{seconds // 60}:{seconds % 60:02}"
+
+
+def record_moves(record: GameRecord) -> list[str]:
+    """The move list as the page writes it: '1. 32-28 17-21 2. ...'."""
+    out = []
+    for i, move in enumerate(record.moves):
+        if i % 2 == 0:
+            out.append(f"{i // 2 + 1}.")
+        out.append(move.text)
+    return out
 
 
 def test_live_view_keeps_moves_clocks_and_results() -> None:
@@ -115,3 +224,15 @@ def test_live_view_keeps_moves_clocks_and_results() -> None:
     snap = live.snapshot()
     assert snap["games"][0]["result"] == "2-0" and snap["games"][0]["fen"] == "W:B:W28"
     assert live.apply({"kind": "standings", "table": ["x"]}) == {"type": "standings", "table": ["x"]}
+
+
+def test_live_view_follows_a_take_back_and_keeps_the_board_it_knows() -> None:
+    live = LiveView("Bridge")
+    start = Position.start().to_fen()
+    live.apply({"kind": "game", "number": 1, "white": "A", "black": "B", "fen": start, "minutes": 0.5})
+    live.apply({"kind": "move", "number": 1, "pdn": "32-28", "colour": "White", "fen": "W:B:W28", "seconds": 3})
+    update = live.apply({"kind": "move", "number": 1, "pdn": "17-23", "colour": "Black", "fen": None})
+    assert update is not None and update["game"]["fen"] == "W:B:W28"  # unknown: the last board stays
+    assert update["game"]["left"] == {"White": 27, "Black": 30}  # half a minute each
+    update = live.apply({"kind": "takeback", "number": 1, "ply": 0, "fen": start})
+    assert update is not None and update["game"]["moves"] == [] and update["game"]["fen"] == start

@@ -6,7 +6,7 @@ held, dropped or lost) live in the sans-I/O :mod:`~dxserial.bridge.relay`; the a
 driver in :mod:`~dxserial.bridge.core` applies them to ports, sockets and files.
 
 ``relay``   sessions and message fate, sans-I/O (the rules; unit-tested with a fake clock)
-``judge``   dialogue, referee and game record, once per message
+``judge``   dialogue, referee, game record and the live view's news, once per message
 ``closeout`` what the bridge says on behalf of an engine that left
 ``core``    the asyncio driver (ports, peers, timers)
 ``files``   trace and PDN writing in a thread of its own

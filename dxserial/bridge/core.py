@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from dxserial.bridge.files import FileWriter
 from dxserial.bridge.flood import FloodGuard
@@ -24,6 +25,7 @@ from dxserial.bridge.relay import (
     Action,
     Forget,
     Log,
+    News,
     Observed,
     Relay,
     RelaySettings,
@@ -73,10 +75,12 @@ class Bridge:
         trace: TraceWriter | None = None,
         on_ready: Callable[[str], None] | None = None,
         observer: Callable[[str, Message], None] | None = None,
+        watch: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.cfg = config
         self._on_ready = on_ready
         self._observer = observer  # sees each message as it is forwarded (demo, monitors)
+        self._watch = watch  # each game's story, as a match tells it (the --web page)
         self._stopping = asyncio.Event()
         self._files = FileWriter(trace, config.pdn, on_written=self._recorded)
         self._drivers: dict[Side, LinkDriver] = {
@@ -98,6 +102,7 @@ class Bridge:
                 serial_repeats=config.link == "nulmodem",
                 grace={SERIAL: 0.0, TCP: config.peer_grace},
                 trace=trace is not None,
+                news=watch is not None,
             ),
             check=self._check,
         )
@@ -139,6 +144,8 @@ class Bridge:
                 self._files.record(action.record)
             elif isinstance(action, Observed) and self._observer is not None:
                 self._observer(action.direction, action.message)
+            elif isinstance(action, News) and self._watch is not None:
+                self._watch(action.news.event())
         self._arm_timer()
 
     def _log(self, level: int, text: str, kind: str | None = None) -> None:

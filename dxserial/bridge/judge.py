@@ -5,18 +5,22 @@ message the bridge sends on a departed engine's behalf); nothing is re-judged wh
 message is delivered.  The judge learns who is the initiator from each GAMEREQ that
 starts a dialogue afresh, so a new engine with the other role gets a clean slate without
 the relay having to reset anything by hand.
+
+With ``news`` on, the judge also keeps a short account of each game for a live view
+(:data:`GameNews`: started, move, take-back, ended), taken from the referee's verdicts so
+the page shows exactly what the PDN record says; the relay hands it out as actions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from dxserial.errors import DialogueError, DuplicateMessageError
 from dxserial.game.record import GameRecord, Recorder
-from dxserial.game.referee import Policy, Referee, ViolationKind, chat_for
-from dxserial.protocol.messages import Chat, GameRequest, Message
-from dxserial.protocol.session import Dialogue, Phase, Role
+from dxserial.game.referee import GameResult, Policy, Referee, Verdict, ViolationKind, chat_for
+from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, colour_name
+from dxserial.protocol.session import Dialogue, GameStarted, Phase, Role, TakeBack
 
 Side = Literal["serial", "tcp"]
 SERIAL: Side = "serial"
@@ -52,12 +56,91 @@ class Judgement:
         return self.duplicate is None and self.refused is None
 
 
+# --------------------------------------------------------------------------- game news
+# One game's story for a live view; ``event()`` gives the dict a
+# :data:`~dxserial.programs.match.Watcher` takes, so the bridge feeds the same page as a match.
+
+
+@dataclass(frozen=True)
+class GameOpened:
+    """A game started (GAMEACC code 0): who plays which colour on which side, from where."""
+
+    number: int
+    white: str
+    black: str
+    white_side: Side
+    fen: str
+    minutes: int | float
+
+    def event(self) -> dict[str, Any]:
+        black_side = other(self.white_side)
+        return {
+            "kind": "game", "number": self.number, "fen": self.fen, "minutes": self.minutes,
+            "white": f"{self.white} ({self.white_side})",
+            "black": f"{self.black} ({black_side})",
+        }
+
+
+@dataclass(frozen=True)
+class MoveMade:
+    """A move the engines saw; ``fen`` is None when the referee cannot know the position
+    (an illegal move forwarded under ``warn``: the record is unreliable from there)."""
+
+    number: int
+    ply: int
+    pdn: str
+    colour: Colour
+    fen: str | None
+    seconds: int
+
+    def event(self) -> dict[str, Any]:
+        return {
+            "kind": "move", "number": self.number, "ply": self.ply, "pdn": self.pdn,
+            "colour": colour_name(self.colour), "fen": self.fen, "seconds": self.seconds,
+        }
+
+
+@dataclass(frozen=True)
+class TakenBack:
+    """A take-back was accepted: the game is back to ``ply`` plies, at ``fen``."""
+
+    number: int
+    ply: int
+    fen: str | None
+
+    def event(self) -> dict[str, Any]:
+        return {"kind": "takeback", "number": self.number, "ply": self.ply, "fen": self.fen}
+
+
+@dataclass(frozen=True)
+class GameClosed:
+    """A game ended: by the GAMEEND exchange, or cut short (``*`` unless the board decided)."""
+
+    number: int
+    result: str
+    reason: str
+
+    def event(self) -> dict[str, Any]:
+        return {
+            "kind": "result", "number": self.number, "result": self.result, "reason": self.reason
+        }
+
+
+GameNews = GameOpened | MoveMade | TakenBack | GameClosed
+
+
 class Judge:
     """Dialogue state, referee and recorder of the engines on both sides of a bridge."""
 
-    def __init__(self, referee: RefereeMode = "warn", *, record: bool = False) -> None:
+    def __init__(
+        self, referee: RefereeMode = "warn", *, record: bool = False, news: bool = False
+    ) -> None:
         self.mode: RefereeMode = referee
         self._record = record
+        self._news_on = news
+        self._news: list[GameNews] = []  # in order, until the relay takes them
+        self._games = 0  # games started through this bridge: the live view's numbers
+        self._open: int | None = None  # the live view's number of the running game
         self.roles: dict[Side, Role] = {SERIAL: Role.INITIATOR, TCP: Role.FOLLOWER}
         self.roles_known = False
         self._referee: Referee | None = None
@@ -67,7 +150,7 @@ class Judge:
 
     def _fresh(self) -> None:
         """A new dialogue: after a stopped session, or when the roles change."""
-        if self.mode != "off" or self._record:
+        if self.mode != "off" or self._record or self._news_on:
             policy = Policy.STRICT if self.mode == "strict" else Policy.WARN
             self._referee = Referee(policy)
         else:
@@ -97,7 +180,20 @@ class Judge:
 
     def abort(self, reason: str) -> GameRecord | None:
         """End the running game's record with ``*`` (nobody will finish it)."""
-        return self._recorder.abort(reason) if self._recorder is not None else None
+        record = self._recorder.abort(reason) if self._recorder is not None else None
+        if self._open is not None:  # as the recorder has it: the board's verdict stands
+            decided = self._referee.decided if self._referee is not None else None
+            if record is not None:
+                decided = GameResult(record.result, record.termination)
+            result = decided or GameResult("*", reason)
+            self._news.append(GameClosed(self._open, result.result, result.reason))
+            self._open = None
+        return record
+
+    def take_news(self) -> list[GameNews]:
+        """The news since the last call (empty unless the judge was made with ``news``)."""
+        out, self._news = self._news, []
+        return out
 
     def restart(self, reason: str) -> GameRecord | None:
         """Forget the dialogue (both engines are assumed to start afresh)."""
@@ -117,6 +213,8 @@ class Judge:
         record: GameRecord | None = None
         if self._recorder is not None:
             record = self._recorder.observe(msg, role, verdict)
+        if self._news_on:
+            self._tell(msg, verdict)
         notes = verdict.notes
         if verdict.ok:
             return Judgement(role, notes=notes, record=record, initiator=initiator)
@@ -133,6 +231,47 @@ class Judge:
                 role, refused=text, chat=chat_for(verdict), notes=notes, record=record
             )
         return Judgement(role, violation=text, notes=notes, record=record, initiator=initiator)
+
+    def _tell(self, msg: Message, verdict: Verdict) -> None:
+        """The news in one verdict: the same facts the recorder writes down."""
+        referee = self._referee
+        assert referee is not None
+        for event in verdict.events:
+            if isinstance(event, GameStarted):
+                self._games += 1
+                self._open = self._games
+                request, accept = event.request, event.accept
+                follower_white = request.follower_colour is Colour.WHITE
+                white_role = Role.FOLLOWER if follower_white else Role.INITIATOR
+                names = {Role.INITIATOR: request.name or "?", Role.FOLLOWER: accept.name or "?"}
+                position = referee.position
+                assert position is not None
+                self._news.append(
+                    GameOpened(
+                        self._open, names[white_role], names[white_role.other],
+                        self.side_of(white_role), position.to_fen(), request.minutes,
+                    )
+                )
+            elif isinstance(event, TakeBack) and self._open is not None:
+                position = referee.position if referee.unreliable_from is None else None
+                fen = position.to_fen() if position is not None else None
+                self._news.append(TakenBack(self._open, event.ply, fen))
+        if self._open is None:
+            return
+        if isinstance(msg, Move) and verdict.applied and verdict.ply is not None:
+            assert verdict.colour is not None
+            position = referee.position if verdict.ok and verdict.checked else None
+            fen = position.to_fen() if position is not None else None
+            self._news.append(
+                MoveMade(
+                    self._open, verdict.ply, verdict.pdn or "?", verdict.colour, fen, msg.seconds
+                )
+            )
+        if verdict.game_ended is not None and verdict.result is not None:
+            self._news.append(
+                GameClosed(self._open, verdict.result.result, verdict.result.reason)
+            )
+            self._open = None
 
     def _dialogue_only(
         self, sender: Side, msg: Message, role: Role, initiator: Side | None
@@ -163,4 +302,17 @@ class Judge:
         return sender
 
 
-__all__ = ["SERIAL", "TCP", "Judge", "Judgement", "RefereeMode", "Side", "other"]
+__all__ = [
+    "SERIAL",
+    "TCP",
+    "GameClosed",
+    "GameNews",
+    "GameOpened",
+    "Judge",
+    "Judgement",
+    "MoveMade",
+    "RefereeMode",
+    "Side",
+    "TakenBack",
+    "other",
+]

@@ -34,7 +34,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dxserial.bridge.closeout import DONE, WAIT, next_step
-from dxserial.bridge.judge import SERIAL, TCP, Judge, Judgement, RefereeMode, Side, other
+from dxserial.bridge.judge import (
+    SERIAL,
+    TCP,
+    GameNews,
+    Judge,
+    Judgement,
+    RefereeMode,
+    Side,
+    other,
+)
 from dxserial.errors import FramingError, MessageError
 from dxserial.game.record import GameRecord
 from dxserial.protocol.messages import Chat, GameRequest, Message, escape, parse
@@ -98,7 +107,15 @@ class Observed:
     message: Message
 
 
-Action = Send | Forget | Log | Trace | WriteRecord | Observed
+@dataclass(frozen=True)
+class News:
+    """What the referee made of the game so far (started, a move, ended), for a live view;
+    only with ``RelaySettings.news``."""
+
+    news: GameNews
+
+
+Action = Send | Forget | Log | Trace | WriteRecord | Observed | News
 
 
 # --------------------------------------------------------------------------- settings
@@ -118,6 +135,9 @@ class RelaySettings:
     closeout_timeout: float = 30.0
     #: Build trace records (counts are kept either way).
     trace: bool = True
+    #: Tell each game's story as :class:`News` actions (a live view is watching); this
+    #: keeps a referee even with ``referee="off"``.
+    news: bool = False
 
 
 @dataclass
@@ -155,7 +175,9 @@ class Relay:
     ) -> None:
         self.settings = settings or RelaySettings()
         self._check = check  # raises FramingError if that side's line cannot carry it
-        self.judge = Judge(self.settings.referee, record=self.settings.record)
+        self.judge = Judge(
+            self.settings.referee, record=self.settings.record, news=self.settings.news
+        )
         self.present: dict[Side, bool] = {SERIAL: True, TCP: False}
         self.session: dict[Side, int] = {SERIAL: 1, TCP: 0}
         self._held: dict[Side, deque[_Msg]] = {SERIAL: deque(), TCP: deque()}
@@ -691,6 +713,8 @@ class Relay:
         self._out.append(Log(level, text, kind))
 
     def _take(self) -> list[Action]:
+        """The actions so far; the judge's news go last (no rule depends on them)."""
+        self._out.extend(News(item) for item in self.judge.take_news())
         out, self._out = self._out, []
         return out
 
@@ -700,6 +724,7 @@ __all__ = [
     "Action",
     "Forget",
     "Log",
+    "News",
     "Observed",
     "Relay",
     "RelaySettings",

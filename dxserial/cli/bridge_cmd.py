@@ -228,6 +228,16 @@ def bridge_command(
         "Actions: queued, delivered, dropped, lost, sent-by-bridge.",
         show_default=False,
     ),
+    web: str | None = typer.Option(
+        None,
+        "--web",
+        rich_help_panel="Live web view",
+        envvar="DXSERIAL_WEB",
+        help="Serve a page at HOST:PORT (a bare port: 127.0.0.1) showing the game played "
+        "through the bridge move by move: board, moves, clocks as DXP gives them, results. "
+        "--allow applies to it as to TCP clients. Needs dxserial[web].",
+        show_default=False,
+    ),
     verbose: int = typer.Option(
         0, "--verbose", "-v", count=True, envvar="DXSERIAL_VERBOSE", help="More log (-vv: debug)."
     ),
@@ -305,7 +315,7 @@ def bridge_command(
     )
     writer = TraceWriter(Path(trace)) if trace is not None else None
     try:
-        runtime.run(_run(config, writer))
+        runtime.run(_run(config, writer, given["web"]))
     finally:
         if writer is not None:
             writer.close()
@@ -338,6 +348,7 @@ CONFIG_KEYS: dict[str, type] = {
     "peer_grace": float,
     "serial_grace": float,
     "trace": str,
+    "web": str,
     "verbose": int,
     "quiet": bool,
 }
@@ -369,18 +380,30 @@ def _on_invalid(value: str) -> Literal["drop", "forward"]:
     return "forward" if value == "forward" else "drop"
 
 
-async def _run(config: BridgeConfig, writer: TraceWriter | None) -> None:
-    def ready(line: str) -> None:
+async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None) -> None:
+    def say(line: str) -> None:
         print(line, flush=True)
 
-    bridge = Bridge(config, trace=writer, on_ready=ready)
+    server = None
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, bridge.stop)
     try:
+        if web is not None:
+            from dxserial.web import start_web
+
+            # The page shows the engines' game: whoever may join it may watch it.
+            allow = [str(network) for network in config.allow]
+            server = await start_web(web, allow, say, f"dxserial bridge {config.port}")
+        bridge = Bridge(
+            config, trace=writer, on_ready=say,
+            watch=server.publish if server is not None else None,
+        )
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, bridge.stop)
         await bridge.run()
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        if server is not None:
+            await server.close()
     logging.getLogger("dxserial.bridge").debug("counters: %s", bridge.counters)
     sys.stdout.flush()

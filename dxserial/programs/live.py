@@ -1,8 +1,9 @@
 """What the live web view shows, sans I/O: every game's board, moves and clocks, and the table.
 
-A :class:`LiveView` takes the events a match or tournament reports (see
-:data:`dxserial.programs.match.Watcher`) and keeps one card per game; :meth:`LiveView.apply`
-returns what a browser needs to redraw, so the page itself stays a dumb renderer.
+A :class:`LiveView` takes the events a match, tournament or bridge reports (see
+:data:`dxserial.programs.match.Watcher`; the bridge adds "takeback") and keeps one card
+per game; :meth:`LiveView.apply` returns what a browser needs to redraw, so the page
+itself stays a dumb renderer.
 """
 
 from __future__ import annotations
@@ -49,9 +50,14 @@ class LiveView:
             return None
         if kind == "move":
             game["moves"].append(str(event.get("pdn", "?")))
-            game["fen"] = event.get("fen")
+            if event.get("fen") is not None:  # None: position unknown, the last one stays
+                game["fen"] = event["fen"]
             colour = str(event.get("colour", "White"))
             game["used"][colour] = game["used"].get(colour, 0) + int(event.get("seconds", 0))
+        elif kind == "takeback":  # the bridge sees take-backs (BACKACC code 0)
+            del game["moves"][int(event.get("ply", 0)) :]
+            if event.get("fen") is not None:
+                game["fen"] = event["fen"]
         elif kind == "result":
             game["result"] = event.get("result")
             game["reason"] = event.get("reason", "")
@@ -62,7 +68,7 @@ class LiveView:
     @staticmethod
     def clocked(game: dict[str, Any]) -> dict[str, Any]:
         """The game with each side's time left (minutes x 60 less the seconds it reported)."""
-        total = int(game.get("minutes") or 0) * 60
+        total = round(float(game.get("minutes") or 0) * 60)  # GAMEREQ may say 0.5
         left = {c: (total - used if total else None) for c, used in game["used"].items()}
         return {**game, "left": left}
 

@@ -130,7 +130,7 @@ class GameStart:
 
 #: A watcher (the live web view) gets JSON-ready dicts, ``kind`` one of "game" (started:
 #: players, start FEN, minutes), "move" (PDN, the FEN after it, the mover's seconds),
-#: "result", "standings" (the table's lines).
+#: "result", "standings" (the table's lines); a bridge also sends "takeback" (ply, FEN).
 Watcher = Callable[[dict[str, Any]], None]
 
 
