@@ -254,7 +254,7 @@ MAJORITY = {(32, 30), (32, 25)}
 PEER = r"""
 import socket, sys
 from dxserial.draughts import Position
-from dxserial.draughts.dxp import match_dxp_move, to_dxp_move
+from dxserial.protocol.dxp_moves import match_dxp_move, to_dxp_move
 from dxserial.protocol.messages import Colour, encode, parse
 host, port = sys.argv[1].rsplit(":", 1)
 sock = socket.create_connection((host, int(port)), timeout=30)

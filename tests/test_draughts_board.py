@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from dxserial.draughts import START_FEN, FenError, Position, RulesError
 from dxserial.draughts.geometry import BIT, RAYS, between, row_col, square_at
 from dxserial.errors import DxSerialError
+from dxserial.protocol.dxp_moves import position_from_gamereq
 from dxserial.protocol.messages import START_POSITION, Colour, GameRequest, Piece, parse
 
 START_DXP = "z" * 20 + "e" * 10 + "w" * 20
@@ -113,11 +114,11 @@ def test_dxp_position_round_trip_and_errors() -> None:
 def test_from_gamereq_form_a_and_b() -> None:
     form_a = parse(b"R01Scan 2.0                        Z001075A")
     assert isinstance(form_a, GameRequest)
-    assert Position.from_gamereq(form_a) == Position.start()
+    assert position_from_gamereq(form_a) == Position.start()
     body = "e" * 10 + "z" + "e" * 29 + "W" + "e" * 9
     form_b = parse(b"R01pydraughts                      W000000BZ" + body.encode())
     assert isinstance(form_b, GameRequest)
-    pos = Position.from_gamereq(form_b)
+    pos = position_from_gamereq(form_b)
     assert pos.turn is Colour.BLACK
     assert pos.to_fen() == "B:WK41:B11"
 

@@ -6,13 +6,11 @@ import itertools
 
 import pytest
 
-from dxserial.draughts import (
-    IllegalMoveError,
-    Position,
-    Rejection,
-    RulesError,
+from dxserial.draughts import IllegalMoveError, Position, Rejection, RulesError
+from dxserial.protocol.dxp_moves import (
     describe_dxp_move,
     match_dxp_move,
+    position_from_gamereq,
     to_dxp_move,
 )
 from dxserial.protocol.messages import GameAccept, GameRequest, Move, encode, parse
@@ -111,7 +109,7 @@ def test_scan_game_replays_to_the_end(scan_game: list[dict[str, str]]) -> None:
     request = messages[0]
     assert isinstance(request, GameRequest)
     assert isinstance(messages[1], GameAccept)
-    pos = Position.from_gamereq(request)
+    pos = position_from_gamereq(request)
     assert pos == Position.start()
     # The follower plays Black, so the initiator moves first, then strictly alternating.
     movers = [entry["from"] for entry in scan_game[2:152]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dxserial.draughts import Position, to_dxp_move
+from dxserial.draughts import Position
 from dxserial.engine.player import (
     MAX_DEPTH,
     MAX_VIOLATIONS,
@@ -22,6 +22,7 @@ from dxserial.engine.player import (
 from dxserial.engine.search import SearchCancelled
 from dxserial.errors import ConfigError
 from dxserial.game.referee import Policy, Referee
+from dxserial.protocol.dxp_moves import to_dxp_move
 from dxserial.protocol.messages import (
     BackAccept,
     BackCode,

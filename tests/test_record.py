@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from dxserial.draughts import Position, parse_pdn_move, to_dxp_move
+from dxserial.draughts import Position, parse_pdn_move
 from dxserial.game.pdn import compact_fen, parse_pdn, read_pdn, to_pdn, write_pdn
 from dxserial.game.record import MAX_LINE, GameRecord, PdnError, Recorder, RecordError
 from dxserial.game.referee import Policy, Referee
+from dxserial.protocol.dxp_moves import to_dxp_move
 from dxserial.protocol.messages import (
     AcceptCode,
     BackAccept,

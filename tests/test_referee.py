@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dxserial.draughts import START_FEN, Position, Rejection, to_dxp_move
+from dxserial.draughts import START_FEN, Position, Rejection
 from dxserial.game.referee import Policy, Referee, Verdict, ViolationKind, chat_for
+from dxserial.protocol.dxp_moves import to_dxp_move
 from dxserial.protocol.messages import (
     AcceptCode,
     BackAccept,

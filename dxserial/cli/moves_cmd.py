@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from dxserial.cli.app import app
-from dxserial.draughts import START_FEN, Position, pdn_moves, perft, to_dxp_move
+from dxserial.draughts import START_FEN, Position, pdn_moves, perft
+from dxserial.protocol.dxp_moves import to_dxp_move
 from dxserial.protocol.messages import colour_name, encode
 
 

@@ -1,10 +1,11 @@
-"""International draughts (FMJD) rules: positions, legal moves, DXP matching, PDN, perft.
+"""International draughts (FMJD) rules: positions, legal moves, FEN, PDN notation, perft.
 
-Pure Python, synchronous, no I/O: the referee and the recorder call it, and so can tests.
+Pure Python, synchronous, no I/O, and nothing of DXP: the mapping between DXP messages and
+moves is :mod:`dxserial.protocol.dxp_moves`.  The referee and the recorder call it, and so
+can tests.
 """
 
 from dxserial.draughts.board import START_FEN, Position
-from dxserial.draughts.dxp import describe_dxp_move, match_dxp_move, to_dxp_move
 from dxserial.draughts.errors import FenError, IllegalMoveError, Rejection, RulesError
 from dxserial.draughts.movegen import LegalMove
 from dxserial.draughts.notation import parse_pdn_move, pdn, pdn_moves
@@ -18,12 +19,9 @@ __all__ = [
     "Position",
     "Rejection",
     "RulesError",
-    "describe_dxp_move",
     "divide",
-    "match_dxp_move",
     "parse_pdn_move",
     "pdn",
     "pdn_moves",
     "perft",
-    "to_dxp_move",
 ]

@@ -16,7 +16,7 @@ from dxserial.draughts import diagram
 from dxserial.draughts.errors import FenError, IllegalMoveError, Rejection
 from dxserial.draughts.geometry import ALL_SQUARES, BIT, NUM_SQUARES, SQUARES, squares_of
 from dxserial.draughts.movegen import LegalMove, generate, legal_move_from_raw, play
-from dxserial.protocol.messages import START_POSITION, Colour, GameRequest, Piece
+from dxserial.draughts.pieces import START_POSITION, Colour, Piece
 
 START_FEN = "W:W31-50:B1-20"
 
@@ -73,11 +73,6 @@ class Position:
             if piece in (Piece.WHITE_KING, Piece.BLACK_KING):
                 kings |= BIT[sq]
         return cls(white, black, kings, Colour(to_move))
-
-    @classmethod
-    def from_gamereq(cls, msg: GameRequest) -> Position:
-        """The position a GAMEREQ starts from (form A: the normal start; form B: its own)."""
-        return cls.from_dxp(msg.start_position, msg.first_to_move)
 
     @classmethod
     def from_fen(cls, text: str) -> Position:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dxserial.draughts.geometry import square_at
-from dxserial.protocol.messages import Colour, Piece
+from dxserial.draughts.pieces import Colour, Piece
 
 LEGEND = "w/W white man/king, z/Z black man/king"
 

@@ -15,7 +15,7 @@ from dxserial.draughts.board import Position
 from dxserial.draughts.errors import IllegalMoveError, Rejection
 from dxserial.draughts.geometry import BIT, between
 from dxserial.draughts.movegen import LegalMove
-from dxserial.protocol.messages import Colour
+from dxserial.draughts.pieces import Colour
 
 _MOVE = re.compile(r"\d{1,2}(?:[-x:]\d{1,2})+")
 

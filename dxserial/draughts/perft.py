@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dxserial.draughts.board import Position
 from dxserial.draughts.movegen import LegalMove, generate, play
-from dxserial.protocol.messages import Colour
+from dxserial.draughts.pieces import Colour
 
 
 def perft(position: Position, depth: int) -> int:

@@ -72,10 +72,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dxserial import __version__
-from dxserial.draughts import IllegalMoveError, Position, RulesError, match_dxp_move, to_dxp_move
+from dxserial.draughts import IllegalMoveError, Position, RulesError
 from dxserial.engine.search import MAX_DEPTH, choose_move
 from dxserial.errors import ConfigError, DialogueError, DuplicateMessageError, ProtocolError
 from dxserial.game.referee import gameend_result
+from dxserial.protocol.dxp_moves import match_dxp_move, position_from_gamereq, to_dxp_move
 from dxserial.protocol.messages import (
     NAME_LEN,
     AcceptCode,
@@ -566,7 +567,7 @@ class Player:
         if request.version != 1:
             return self._send(GameAccept(name=self.config.name, code=AcceptCode.VERSION_DIFFERS))
         try:
-            Position.from_gamereq(request)
+            position_from_gamereq(request)
         except RulesError as exc:
             self._note(f"refused a game from an impossible position: {exc}", logging.WARNING)
             return self._send(GameAccept(name=self.config.name, code=AcceptCode.REFUSE_THIS_GAME))
@@ -579,7 +580,7 @@ class Player:
         else:
             opponent = event.accept.name
         self.games_begun += 1
-        self._game = _Game(self._games, [Position.from_gamereq(event.request)])
+        self._game = _Game(self._games, [position_from_gamereq(event.request)])
         colour = self.session.our_colour
         assert colour is not None
         self._events.append(GameBegun(self._games, colour, opponent))

@@ -13,6 +13,7 @@ from datetime import datetime
 from dxserial.draughts import START_FEN, Position
 from dxserial.errors import DxSerialError
 from dxserial.game.referee import GameResult, Verdict, ViolationKind
+from dxserial.protocol.dxp_moves import position_from_gamereq
 from dxserial.protocol.messages import Colour, Message, escape
 from dxserial.protocol.session import GameStarted, MovePlayed, Role, TakeBack
 
@@ -199,7 +200,7 @@ class Recorder:
             round=str(verdict.game),
             game_number=verdict.game,
             started=started,
-            start_fen=Position.from_gamereq(request).to_fen(),
+            start_fen=position_from_gamereq(request).to_fen(),
         )
 
     def _finish(self, result: GameResult) -> GameRecord:

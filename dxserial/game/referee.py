@@ -30,17 +30,9 @@ import copy
 import enum
 from dataclasses import dataclass, replace
 
-from dxserial.draughts import (
-    IllegalMoveError,
-    LegalMove,
-    Position,
-    Rejection,
-    RulesError,
-    describe_dxp_move,
-    match_dxp_move,
-    pdn,
-)
+from dxserial.draughts import IllegalMoveError, LegalMove, Position, Rejection, RulesError, pdn
 from dxserial.errors import DialogueError, DuplicateMessageError
+from dxserial.protocol.dxp_moves import describe_dxp_move, match_dxp_move, position_from_gamereq
 from dxserial.protocol.messages import (
     MESSAGE_TYPES,
     Chat,
@@ -436,7 +428,7 @@ class Referee:
         )
 
     def _start(self, request: GameRequest) -> list[str]:
-        self._positions = [Position.from_gamereq(request)]
+        self._positions = [position_from_gamereq(request)]
         self._unreliable_from = None
         self._limit_reported = False
         result = self._board_result()

@@ -22,6 +22,7 @@ from dxserial.game.pdn import compact_fen, read_pdn
 from dxserial.game.record import VIOLATION_PREFIX, GameRecord, RecordError
 from dxserial.game.referee import Policy, Referee
 from dxserial.game.trace import parse_trace, unescape
+from dxserial.protocol.dxp_moves import position_from_gamereq
 from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, colour_name, parse
 from dxserial.protocol.session import GameStarted, Phase, Role
 
@@ -208,7 +209,7 @@ class _TraceReplay:
         names = {"initiator": request.name, "follower": accept.name}
         white = "follower" if request.follower_colour is Colour.WHITE else "initiator"
         black = "initiator" if white == "follower" else "follower"
-        start = Position.from_gamereq(request)
+        start = position_from_gamereq(request)
         number = len(self.games) + 1
         title = (
             f"game {number}: White {names[white]} ({white}) vs Black {names[black]} ({black}),"

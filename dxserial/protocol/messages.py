@@ -14,6 +14,11 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import Any, ClassVar
 
+# The vocabulary is the rules' (draughts/ imports nothing of DXP); DXP speaks it too.
+from dxserial.draughts.pieces import START_POSITION as START_POSITION
+from dxserial.draughts.pieces import Colour as Colour
+from dxserial.draughts.pieces import Piece as Piece
+from dxserial.draughts.pieces import colour_name as colour_name
 from dxserial.errors import MessageError
 
 MAX_MESSAGE_LEN = 127
@@ -21,28 +26,6 @@ MAX_MESSAGE_LEN = 127
 MAX_CHAT_TEXT = MAX_MESSAGE_LEN - 1
 NAME_LEN = 32
 SQUARES = 50
-
-
-class Colour(enum.StrEnum):
-    WHITE = "W"
-    BLACK = "Z"
-
-    @property
-    def other(self) -> Colour:
-        return Colour.BLACK if self is Colour.WHITE else Colour.WHITE
-
-
-def colour_name(colour: Colour) -> str:
-    """``White`` or ``Black``: how a person names a DXP colour (``W``/``Z``)."""
-    return "White" if colour is Colour.WHITE else "Black"
-
-
-class Piece(enum.StrEnum):
-    EMPTY = "e"
-    WHITE_MAN = "w"
-    WHITE_KING = "W"
-    BLACK_MAN = "z"
-    BLACK_KING = "Z"
 
 
 class AcceptCode(enum.StrEnum):
@@ -68,11 +51,6 @@ class BackCode(enum.StrEnum):
     ACCEPTED = "0"
     NOT_SUPPORTED = "1"
     CONTINUE_GAME = "2"
-
-
-START_POSITION: tuple[Piece, ...] = (
-    (Piece.BLACK_MAN,) * 20 + (Piece.EMPTY,) * 10 + (Piece.WHITE_MAN,) * 20
-)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,4 +1,5 @@
-"""Matching DXP MOVE messages against the legal moves, and writing legal moves as MOVEs.
+"""DXP and the rules meet here: a GAMEREQ's position, MOVEs matched against the legal moves,
+and legal moves written as MOVEs.
 
 A MOVE carries from, to and the captured squares (in any order) but no route; under the
 international rules that names at most one legal move.  When it names none, the error says
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dxserial.draughts.board import Position
 from dxserial.draughts.errors import IllegalMoveError, Rejection
 from dxserial.draughts.movegen import LegalMove
-from dxserial.protocol.messages import Colour, Move, Piece, colour_name
+from dxserial.protocol.messages import Colour, GameRequest, Move, Piece, colour_name
 
 _OWN = {
     Colour.WHITE: (Piece.WHITE_MAN, Piece.WHITE_KING),
@@ -23,6 +24,11 @@ _PIECE_NAMES = {
     Piece.BLACK_MAN: "it holds a black man",
     Piece.BLACK_KING: "it holds a black king",
 }
+
+
+def position_from_gamereq(msg: GameRequest) -> Position:
+    """The position a GAMEREQ starts from (form A: the normal start; form B: its own)."""
+    return Position.from_dxp(msg.start_position, msg.first_to_move)
 
 
 def _pieces(n: int) -> str:
