@@ -10,13 +10,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from helpers import Cli
-from helpers.browser import Browser, needs_chromium
 
 from dxserial.draughts import Position
 from dxserial.draughts.notation import parse_pdn_move
 from dxserial.game.record import GameRecord, read_pdn
 from dxserial.programs.live import LiveView
+from dxserial.testing.browser import CHROMIUM_MISSING, Browser
+from dxserial.testing.process import Cli
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
@@ -52,7 +52,7 @@ async def browser(tmp_path: Path) -> AsyncIterator[Browser]:
         await b.close()
 
 
-@needs_chromium
+@pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
 async def test_the_page_follows_a_match_move_by_move(tmp_path: Path, browser: Browser) -> None:
     pdn = tmp_path / "pdn"
     procs: list[Cli] = []
