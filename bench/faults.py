@@ -9,7 +9,8 @@ The rig is what a user runs: ``dxserial vpair`` (the cable, with seeded drop/cor
 and unplug/replug on its stdin) and ``dxserial bridge`` as processes; the bridge's memory
 is read from ``/proc/PID/status`` (VmRSS sampled during the run, VmHWM at the end).  In
 this process a NULMODEM engine speaks the echo handshake on the other end of the cable
-(:class:`NulModemEngine`) and a DXP client talks to the bridge over TCP (:class:`TcpPeer`).
+(:class:`~dxserial.testing.peers.NulModemPeer`) and a DXP client talks to the bridge over
+TCP (:class:`~dxserial.testing.peers.DxpClient`).
 
 Each side sends a stream of distinct CHATs (``Cs00042 ...`` from the serial engine,
 ``Ct00042 ...`` from the TCP client): always legal, in or out of a game, so any message
@@ -33,42 +34,30 @@ the bridge dropped as duplicates (serial->tcp); the bridge's VmHWM / VmRSS at th
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
+import functools
 import itertools
 import json
 import os
-import queue
 import random
-import re
 import select
-import signal
-import socket
 import string
-import struct
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from dxserial.game.trace import read_trace
-from dxserial.protocol.framing import FrameDropped, FrameReceived, NulFramer, nul_frame
 from dxserial.protocol.messages import escape
-from dxserial.protocol.nulmodem import (
-    LinkDown,
-    LinkProblem,
-    MessageDelivered,
-    MessageReceived,
-    NulModemLink,
-)
+from dxserial.testing.fdio import read_until_quiet
+from dxserial.testing.peers import DxpClient, NulFramePeer, NulModemPeer, SerialPeer
+from dxserial.testing.process import MemorySampler, wait_for
+from dxserial.testing.rig import Bridge, Vpair, start_rig
 
-PY = sys.executable
 #: Echo timeout of both NULMODEM ends in these runs (a real line uses 5 s; a pty at full
 #: speed answers in well under a millisecond, so this only shortens the waits).
 ECHO_TIMEOUT = 0.3
@@ -77,73 +66,9 @@ MANY_ATTEMPTS = 100000
 #: Segment size a stalled client announces (Ethernet's), so socket buffers are LAN-sized.
 ETHERNET_MSS = 1460
 _ALPHABET = string.ascii_lowercase + string.digits  # no byte one bit away from S or E
-_MIB = 1024.0
 
 
-# ----------------------------------------------------------------------- processes
-
-
-class Lines:
-    """A process's stdout read line by line in a thread, to wait for a line with a timeout."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.seen: list[str] = []
-        self._queue: queue.Queue[str | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
-        self._thread.start()
-
-    def _pump(self, stream: IO[str]) -> None:
-        with contextlib.suppress(ValueError, OSError):
-            for line in stream:
-                self._queue.put(line.rstrip("\n"))
-        self._queue.put(None)
-
-    def expect(self, prefix: str, timeout: float = 20.0) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self._queue.get(timeout=max(0.001, deadline - time.monotonic()))
-            except queue.Empty:
-                raise RuntimeError(f"no line starting {prefix!r} within {timeout:g} s; "
-                                   f"got {self.seen[-5:]}") from None
-            if line is None:
-                raise RuntimeError(f"output ended before {prefix!r}; got {self.seen[-5:]}")
-            self.seen.append(line)
-            if line.startswith(prefix):
-                return line
-
-    def join(self, timeout: float = 5.0) -> None:
-        self._thread.join(timeout)
-
-
-def stop_process(proc: subprocess.Popen[str], timeout: float = 15.0) -> int:
-    """SIGTERM, wait, SIGKILL if it hangs; returns the exit code."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    for stream in (proc.stdin, proc.stdout):
-        if stream is not None:
-            with contextlib.suppress(OSError):
-                stream.close()
-    return proc.returncode
-
-
-def proc_status(pid: int) -> dict[str, int]:
-    """VmRSS / VmHWM / VmSize of ``pid`` in KiB (empty once it has exited)."""
-    out: dict[str, int] = {}
-    try:
-        text = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return out
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM", "VmSize"):
-            out[key] = int(value.split()[0])
-    return out
+# ----------------------------------------------------------------------- TCP buffers
 
 
 def tcp_send_buffer_max() -> int:
@@ -157,455 +82,6 @@ def tcp_send_buffer_max() -> int:
 def flood_size(length: int) -> int:
     """Messages of ``length`` bytes that overflow a stalled client's socket for sure."""
     return int((1.2 * tcp_send_buffer_max() + 1024 * 1024) / (length + 1))
-
-
-def open_fds(pid: int) -> int:
-    """How many file descriptors ``pid`` holds (``/proc/PID/fd``)."""
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-class Vpair:
-    """``dxserial vpair`` as a process; commands go to its stdin."""
-
-    def __init__(self, directory: Path, *args: str, name: str = "tty") -> None:
-        self.path_a = str(directory / f"{name}A")
-        self.path_b = str(directory / f"{name}B")
-        self._err = (directory / "vpair.log").open("a")
-        self.proc = subprocess.Popen(
-            [PY, "-m", "dxserial", "vpair", self.path_a, self.path_b, *args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err, text=True,
-        )
-        assert self.proc.stdout is not None
-        self.out = Lines(self.proc.stdout)
-        self.out.expect("vpair ready")
-
-    def command(self, line: str, answer: str) -> str:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-        return self.out.expect(answer)
-
-    def unplug(self, end: str = "a") -> None:
-        self.command(f"unplug {end}", f"unplugged {end}")
-
-    def replug(self, end: str = "a") -> None:
-        self.command(f"replug {end}", f"replugged {end}")
-
-    def stats(self) -> dict[str, dict[str, int]]:
-        data: dict[str, dict[str, int]] = json.loads(
-            self.command("stats", "stats ").removeprefix("stats ")
-        )
-        return data
-
-    def close(self) -> None:
-        stop_process(self.proc)
-        self.out.join()
-        self._err.close()
-
-
-class BridgeProc:
-    """``dxserial bridge`` as a process, listening on a free port of 127.0.0.1, tracing."""
-
-    def __init__(self, directory: Path, serial: str, *args: str, trace: bool = True) -> None:
-        self.log_path = directory / "bridge.log"
-        self.trace_path = directory / "trace.jsonl"
-        self._err = self.log_path.open("a")
-        tracing = ("--trace", str(self.trace_path)) if trace else ()
-        self.proc = subprocess.Popen(
-            [PY, "-m", "dxserial", "bridge", serial, "--listen", "127.0.0.1:0", *tracing,
-             *args],
-            stdout=subprocess.PIPE, stderr=self._err, text=True,
-        )
-        assert self.proc.stdout is not None
-        self.out = Lines(self.proc.stdout)
-        try:
-            ready = self.out.expect("bridge ready")
-        except RuntimeError as exc:
-            stop_process(self.proc)
-            self._err.close()
-            raise RuntimeError(f"{exc}; bridge log: {self.log()[-2000:]}") from None
-        match = re.search(r"listening on 127\.0\.0\.1:(\d+)", ready)
-        if match is None:
-            raise RuntimeError(f"unexpected ready line: {ready}")
-        self.port = int(match.group(1))
-        self.pid = self.proc.pid
-        self.counts: dict[str, int] = {}
-
-    def status(self) -> dict[str, int]:
-        return proc_status(self.pid)
-
-    def fds(self) -> int:
-        return open_fds(self.pid)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def stop(self) -> dict[str, int]:
-        """Stop it (SIGTERM) and return its final counters."""
-        stop_process(self.proc)
-        self.out.join()
-        self._err.close()
-        found = re.findall(r"bridge stopped; counts: (\{.*\})", self.log())
-        self.counts = ast.literal_eval(found[-1]) if found else {}
-        return self.counts
-
-
-class MemorySampler:
-    """Samples a process's VmRSS every ``interval`` s in a thread; keeps the largest."""
-
-    def __init__(self, pid: int, interval: float = 0.2) -> None:
-        self.pid = pid
-        self.interval = interval
-        self.baseline_kib = proc_status(pid).get("VmRSS", 0)
-        self.max_kib = self.baseline_kib
-        self.last: dict[str, int] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.sample()
-
-    def sample(self) -> dict[str, int]:
-        status = proc_status(self.pid)
-        if status:
-            self.last = status
-            self.max_kib = max(self.max_kib, status.get("VmRSS", 0))
-        return status
-
-    def stop(self) -> None:
-        """Stop sampling, with a last sample (call while the process still runs)."""
-        self.sample()
-        self._stop.set()
-        self._thread.join(5)
-
-    @property
-    def peak_mib(self) -> float:
-        """VmHWM at the last sample: the largest RSS the process ever had."""
-        return self.last.get("VmHWM", self.max_kib) / _MIB
-
-    @property
-    def final_mib(self) -> float:
-        return self.last.get("VmRSS", 0) / _MIB
-
-    @property
-    def growth_mib(self) -> float:
-        """Largest sampled RSS above the RSS when the bridge was ready."""
-        return (self.max_kib - self.baseline_kib) / _MIB
-
-
-# ----------------------------------------------------------------------- the two engines
-
-
-class SerialEngine:
-    """What both serial engines keep: every message received, and what the engine accepts.
-
-    ``raw`` is every message layer 1 handed over (NULMODEM repeats included); ``accepted``
-    is what the engine keeps after dropping a message identical to the one right before
-    it, as a real engine's dialogue state would (all stream messages are distinct).
-    ``delivered`` counts our own messages that left: echo of E seen (NULMODEM) or written
-    to the line (NUL frames).
-    """
-
-    def __init__(self) -> None:
-        self.raw: list[bytes] = []
-        self.accepted: list[bytes] = []
-        self.repeats = 0
-        self.delivered = 0
-        self.problems = 0
-        self.down: list[str] = []
-        self._last: bytes | None = None
-
-    def _received(self, raw: bytes) -> None:
-        self.raw.append(raw)
-        if raw == self._last:
-            self.repeats += 1
-            return
-        self._last = raw
-        self.accepted.append(raw)
-
-    def send(self, raw: bytes) -> None:
-        raise NotImplementedError
-
-    def send_many(self, messages: list[bytes]) -> None:
-        for raw in messages:
-            self.send(raw)
-
-    def pause(self) -> None:
-        raise NotImplementedError
-
-    def resume(self) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-
-class NulFrameEngine(SerialEngine):
-    """An engine that speaks NUL frames on the serial line (the bridge's ``--link nul``).
-
-    A writer thread writes one frame at a time as fast as the line takes them (so a full
-    line holds it back, as a UART would); a reader thread splits what comes in.
-    """
-
-    def __init__(self, path: str) -> None:
-        super().__init__()
-        self._fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-        self._out: queue.Queue[bytes] = queue.Queue()
-        self._stop = False
-        self._paused = threading.Event()
-        self._framer = NulFramer()
-        self._threads = [
-            threading.Thread(target=self._write_loop, name="nul-writer", daemon=True),
-            threading.Thread(target=self._read_loop, name="nul-reader", daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def send(self, raw: bytes) -> None:
-        self._out.put(nul_frame(raw))
-
-    def pause(self) -> None:
-        self._paused.set()
-
-    def resume(self) -> None:
-        self._paused.clear()
-
-    def _write_loop(self) -> None:
-        while not self._stop:
-            try:
-                frame = self._out.get(timeout=0.05)
-            except queue.Empty:
-                continue
-            view = memoryview(frame)
-            while view and not self._stop:
-                try:
-                    view = view[os.write(self._fd, view):]
-                except BlockingIOError:
-                    select.select([], [self._fd], [], 0.05)
-                except OSError:
-                    return
-            self.delivered += 1
-
-    def _read_loop(self) -> None:
-        while not self._stop:
-            if self._paused.is_set():
-                time.sleep(0.01)
-                continue
-            ready, _, _ = select.select([self._fd], [], [], 0.05)
-            if not ready:
-                continue
-            try:
-                data = os.read(self._fd, 65536)
-            except (BlockingIOError, InterruptedError):
-                continue
-            except OSError:
-                return
-            for event in self._framer.feed(data):
-                if isinstance(event, FrameReceived):
-                    self._received(event.raw)
-                else:
-                    self.problems += 1
-
-    def close(self) -> None:
-        self._stop = True
-        for thread in self._threads:
-            thread.join(5)
-        with contextlib.suppress(OSError):
-            os.close(self._fd)
-
-
-class NulModemEngine(SerialEngine):
-    """A NULMODEM engine on a pty: the project's echo handshake, a thread, a real clock."""
-
-    def __init__(
-        self, path: str, *, timeout: float = ECHO_TIMEOUT, seed: int = 1,
-        max_attempts: int = MANY_ATTEMPTS,
-    ) -> None:
-        super().__init__()
-        self.link = NulModemLink(
-            timeout=timeout, max_attempts=max_attempts, rng=random.Random(seed),
-            max_queue=1_000_000,
-        )
-        self._lock = threading.Lock()
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_w, False)
-        self._stop = False
-        self._paused = threading.Event()
-        self._fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-        self._thread = threading.Thread(target=self._run, name="nulmodem-engine", daemon=True)
-        self._thread.start()
-
-    def pause(self) -> None:
-        """Stop reading and answering the line (a hung engine): no echoes, no messages."""
-        self._paused.set()
-
-    def resume(self) -> None:
-        self._paused.clear()
-        with contextlib.suppress(BlockingIOError):
-            os.write(self._wake_w, b"x")
-
-    def send(self, raw: bytes) -> None:
-        with self._lock:
-            self.link.send(raw, time.monotonic())
-        with contextlib.suppress(BlockingIOError):
-            os.write(self._wake_w, b"x")
-
-    @property
-    def queued(self) -> int:
-        with self._lock:
-            return self.link.queued
-
-    def _run(self) -> None:
-        while not self._stop:
-            if self._paused.is_set():
-                time.sleep(0.01)  # a hung engine: what the bridge sends waits in the pty
-                continue
-            with self._lock:
-                deadline = self.link.next_deadline()
-            wait = 0.05 if deadline is None else max(0.0, min(0.05, deadline - time.monotonic()))
-            ready, _, _ = select.select([self._fd, self._wake_r], [], [], wait)
-            with self._lock:
-                now = time.monotonic()
-                if self._wake_r in ready:
-                    os.read(self._wake_r, 4096)
-                if self._fd in ready:
-                    try:
-                        data = os.read(self._fd, 4096)
-                    except (BlockingIOError, InterruptedError):
-                        data = b""
-                    except OSError:
-                        return
-                    if data:
-                        self.link.receive_data(data, now)
-                self.link.poll(now)
-                out = self.link.data_to_send()
-                events = self.link.events()
-            view = memoryview(out)
-            while view:
-                try:
-                    view = view[os.write(self._fd, view):]
-                except BlockingIOError:
-                    select.select([], [self._fd], [], 0.05)
-                except OSError:
-                    return
-            for event in events:
-                if isinstance(event, MessageReceived):
-                    self._received(event.raw)
-                elif isinstance(event, MessageDelivered):
-                    self.delivered += 1
-                elif isinstance(event, LinkDown):
-                    self.down.append(str(event.error))
-                elif isinstance(event, LinkProblem):
-                    self.problems += 1
-
-    def close(self) -> None:
-        self._stop = True
-        with contextlib.suppress(OSError):
-            os.write(self._wake_w, b"x")
-        self._thread.join(5)
-        for fd in (self._fd, self._wake_r, self._wake_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
-class TcpPeer:
-    """A DXP engine on TCP: NUL frames, one message per send; a thread reads and keeps all.
-
-    ``pause()`` stops reading (a client that no longer reads); ``rcvbuf`` / ``sndbuf``
-    shrink its buffers and ``mss`` clamps the segment size it announces.  On loopback the
-    segment size is 64 KiB, and Linux then sizes the bridge's send buffer at up to
-    ``net.ipv4.tcp_wmem`` (4 MB) at once; with the 1460 bytes of Ethernet it is ~100 KB.
-    """
-
-    def __init__(self, port: int, *, rcvbuf: int | None = None, sndbuf: int | None = None,
-                 mss: int | None = None, timeout: float = 20.0) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if mss is not None:
-            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
-        if rcvbuf is not None:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        if sndbuf is not None:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, sndbuf)
-        self.sent = 0
-        self.sock.settimeout(timeout)
-        self.sock.connect(("127.0.0.1", port))
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.settimeout(None)
-        self.received: list[bytes] = []
-        self.dropped: list[str] = []
-        self.eof = threading.Event()
-        self.reading = threading.Event()
-        self.reading.set()
-        self._framer = NulFramer()
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name="tcp-peer", daemon=True)
-        self._thread.start()
-        self._sender: threading.Thread | None = None
-
-    def _run(self) -> None:
-        while not self._closed:
-            if not self.reading.wait(0.05):
-                continue
-            try:
-                ready, _, _ = select.select([self.sock], [], [], 0.05)
-                if not ready:
-                    continue
-                data = self.sock.recv(65536)
-            except OSError:
-                break
-            if not data:
-                break
-            for event in self._framer.feed(data):
-                if isinstance(event, FrameReceived):
-                    self.received.append(event.raw)
-                elif isinstance(event, FrameDropped):
-                    self.dropped.append(str(event.error))
-        self.eof.set()
-
-    def pause(self) -> None:
-        self.reading.clear()
-
-    def resume(self) -> None:
-        self.reading.set()
-
-    def send(self, raw: bytes) -> None:
-        self.sock.sendall(nul_frame(raw))
-        self.sent += 1
-
-    def send_bytes(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def send_many(self, messages: list[bytes]) -> None:
-        """Send in a thread (a bridge applying backpressure may make sendall block)."""
-        def run() -> None:
-            with contextlib.suppress(OSError):
-                for raw in messages:
-                    self.send(raw)
-
-        self._sender = threading.Thread(target=run, name="tcp-sender", daemon=True)
-        self._sender.start()
-
-    def half_close(self) -> None:
-        """No more sending; keep reading until the bridge closes."""
-        self.sock.shutdown(socket.SHUT_WR)
-
-    def abort(self) -> None:
-        """Hang up at once with a reset (what a crashed engine's socket does)."""
-        linger = struct.pack("ii", 1, 0)  # on, 0 s: close() sends RST
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
-        self.close()
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        with contextlib.suppress(OSError):
-            self.sock.close()
-        self._thread.join(5)
-        if self._sender is not None:
-            self._sender.join(5)
 
 
 # ----------------------------------------------------------------------- counting
@@ -734,63 +210,47 @@ def reported_lost(log: str, direction: str) -> int:
                if f"{direction}: message" in line and "NOT delivered" in line)
 
 
-def wait_for(done: Callable[[], bool], progress: Callable[[], object], *, stall: float,
-             limit: float) -> bool:
-    """Wait until ``done()``; give up when ``progress()`` has not changed for ``stall``
-    seconds or after ``limit`` seconds.  Returns ``done()``."""
-    start = last_change = time.monotonic()
-    last = progress()
-    while not done():
-        now = time.monotonic()
-        current = progress()
-        if current != last:
-            last, last_change = current, now
-        if now - last_change > stall or now - start > limit:
-            return done()
-        time.sleep(0.01)
-    return True
-
-
 # ----------------------------------------------------------------------- the rig
 
 
 @dataclass
-class Rig:
+class Run:
+    """A rig (vpair + bridge processes) with a serial engine on end B and the bridge's
+    memory sampled, from ``started``."""
+
     directory: Path
     vpair: Vpair
-    bridge: BridgeProc
-    engine: SerialEngine
+    bridge: Bridge
+    engine: SerialPeer
     memory: MemorySampler
     started: float
 
-    def client(self, **kwargs: Any) -> TcpPeer:
-        return TcpPeer(self.bridge.port, **kwargs)
+    def client(self, **kwargs: Any) -> DxpClient:
+        return DxpClient("127.0.0.1", self.bridge.port, timeout=20.0, **kwargs)
 
 
 @contextlib.contextmanager
 def rig(vpair_args: tuple[str, ...] = (), bridge_args: tuple[str, ...] = (), *,
-        seed: int = 1, link: str = "nulmodem") -> Iterator[Rig]:
+        seed: int = 1, link: str = "nulmodem") -> Iterator[Run]:
     """vpair + bridge processes, and a serial engine on end B; all gone afterwards."""
     with contextlib.ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dxfaults-")))
-        vpair = Vpair(directory, *vpair_args)
-        stack.callback(vpair.close)
-        bridge = BridgeProc(
-            directory, vpair.path_a, "--link", link, "--echo-timeout", str(ECHO_TIMEOUT),
-            "--max-attempts", str(MANY_ATTEMPTS), *bridge_args,
-        )
-        stack.callback(bridge.stop)
-        engine: SerialEngine = (
-            NulModemEngine(vpair.path_b, seed=seed) if link == "nulmodem"
-            else NulFrameEngine(vpair.path_b)
+        bridge_args = ("--link", link, "--echo-timeout", str(ECHO_TIMEOUT),
+                       "--max-attempts", str(MANY_ATTEMPTS), *bridge_args)
+        r = start_rig(directory, vpair_args, bridge_args)
+        stack.callback(r.close)
+        engine: SerialPeer = (
+            NulModemPeer(r.peer_path, timeout=ECHO_TIMEOUT, max_attempts=MANY_ATTEMPTS,
+                         seed=seed, max_queue=1_000_000)
+            if link == "nulmodem" else NulFramePeer(r.peer_path)
         )
         stack.callback(engine.close)
-        memory = MemorySampler(bridge.pid)
+        memory = MemorySampler(r.bridge.pid)
         stack.callback(memory.stop)
-        yield Rig(directory, vpair, bridge, engine, memory, time.monotonic())
+        yield Run(directory, r.vpair, r.bridge, engine, memory, time.monotonic())
 
 
-def finish(r: Rig, scenario: str, s2t: tuple[list[bytes], list[bytes]],
+def finish(r: Run, scenario: str, s2t: tuple[list[bytes], list[bytes]],
            t2s: list[bytes], note: str = "", **extra: Any) -> list[Row]:
     """Stop the bridge and count both directions.
 
@@ -799,7 +259,7 @@ def finish(r: Rig, scenario: str, s2t: tuple[list[bytes], list[bytes]],
     """
     r.memory.stop()
     seconds = time.monotonic() - r.started
-    counts = r.bridge.stop()
+    counts = r.bridge.shutdown()
     log = r.bridge.log()
     mem = (r.memory.peak_mib, r.memory.final_mib, r.memory.growth_mib, seconds)
     rows = []
@@ -816,7 +276,7 @@ def finish(r: Rig, scenario: str, s2t: tuple[list[bytes], list[bytes]],
     return rows
 
 
-def exchange(r: Rig, client: TcpPeer, s2t: list[bytes], t2s: list[bytes], *,
+def exchange(r: Run, client: DxpClient, s2t: list[bytes], t2s: list[bytes], *,
              stall: float, limit: float, during: Callable[[], None] | None = None) -> bool:
     """Both streams at once, each followed by its sentinel; wait for both sentinels."""
     r.engine.send_many([*s2t, sentinel("s")])
@@ -916,11 +376,11 @@ def tcp_hangups(n: int, *, clients: int = 4, abrupt: bool = False, seed: int = 9
                     client.send(raw)
                 # its own messages reach the serial engine, and some of the serial stream
                 # reaches it, before it hangs up
-                wait_for(lambda m=mine: set(m) <= set(r.engine.accepted),  # type: ignore[misc]
-                         lambda: len(r.engine.raw), stall=stall, limit=limit)
+                wait_for(functools.partial(_all_in, mine, r.engine.accepted),
+                         functools.partial(len, r.engine.raw), stall=stall, limit=limit)
                 want = min(len(s2t), (k + 1) * share)
-                wait_for(lambda c=client, w=want: len(received) + len(c.received) >= w,  # type: ignore[misc]
-                         lambda c=client: len(c.received), stall=stall, limit=limit)
+                wait_for(functools.partial(_at_least, want, received, client.received),
+                         functools.partial(len, client.received), stall=stall, limit=limit)
                 client.send_bytes(f"Ct-cut{k} half a mess".encode())
                 if abrupt:
                     client.abort()
@@ -928,7 +388,7 @@ def tcp_hangups(n: int, *, clients: int = 4, abrupt: bool = False, seed: int = 9
                     client.half_close()
                     client.eof.wait(stall)
                 # one client at a time: the next one connects once the bridge let go
-                wait_for(lambda k=k: r.bridge.log().count("went away") > k,  # type: ignore[misc]
+                wait_for(functools.partial(_gone_away, r.bridge, k + 1),
                          lambda: 0, stall=stall, limit=limit)
             finally:
                 client.close()
@@ -948,6 +408,19 @@ def tcp_hangups(n: int, *, clients: int = 4, abrupt: bool = False, seed: int = 9
                       (s2t, received), t2s,
                       note=f"{cut} of {clients} cut-off messages reported", cut_reported=cut,
                       clients=clients, complete=complete)
+
+
+def _all_in(wanted: list[bytes], got: list[bytes]) -> bool:
+    return set(wanted) <= set(got)
+
+
+def _at_least(count: int, *lists: list[bytes]) -> bool:
+    return sum(len(items) for items in lists) >= count
+
+
+def _gone_away(bridge: Bridge, clients: int) -> bool:
+    """Whether the bridge has logged ``clients`` TCP clients going away."""
+    return bridge.log().count("went away") >= clients
 
 
 def idle_client(n: int, *, idle: float = 10.0, seed: int = 10, stall: float = 30.0,
@@ -1005,9 +478,9 @@ def slow_reader(n: int, *, length: int = 100, link: str = "nulmodem", rcvbuf: in
         try:
             client.pause()
             r.engine.send_many([*s2t, sentinel("s")])
-            wait_for(lambda: r.engine.delivered > n, lambda: r.engine.delivered,
+            wait_for(lambda: len(r.engine.delivered) > n, lambda: len(r.engine.delivered),
                      stall=settle, limit=limit)
-            taken = min(n, r.engine.delivered)
+            taken = min(n, len(r.engine.delivered))
             r.memory.sample()
             stalled_growth = r.memory.growth_mib
             client.resume()
@@ -1073,25 +546,23 @@ def chat_repeat(gap: float = 3.0, *, crossed: bool = False, seed: int = 13) -> l
     start, end = b"\x02", b"\x03"
     with contextlib.ExitStack() as stack:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dxfaults-")))
-        vpair = Vpair(directory)
-        stack.callback(vpair.close)
-        bridge = BridgeProc(directory, vpair.path_a, "--echo-timeout", str(ECHO_TIMEOUT),
-                            "--max-attempts", str(MANY_ATTEMPTS))
-        stack.callback(bridge.stop)
-        memory = MemorySampler(bridge.pid)
+        r = start_rig(directory, (), ("--echo-timeout", str(ECHO_TIMEOUT),
+                                      "--max-attempts", str(MANY_ATTEMPTS)))
+        stack.callback(r.close)
+        memory = MemorySampler(r.bridge.pid)
         stack.callback(memory.stop)
-        fd = os.open(vpair.path_b, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        fd = os.open(r.peer_path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
         stack.callback(os.close, fd)
-        client = TcpPeer(bridge.port)
+        client = DxpClient("127.0.0.1", r.port, timeout=20.0)
         stack.callback(client.close)
-        engine = SerialEngine()  # what the engine received
+        engine = SerialPeer()  # what the engine received
         began = time.monotonic()
         os.write(fd, start + msg + end)
         wait_for(lambda: msg in client.received, lambda: 0, stall=10, limit=10)
-        _read_all(fd, 0.2)  # the bridge's echoes
+        read_until_quiet(fd, 0.2)  # the bridge's echoes
         if crossed:
             client.send(other)
-            engine._received(_echo_one_message(fd, start[0], end[0], timeout=10.0))
+            engine.record(_echo_one_message(fd, start[0], end[0], timeout=10.0))
         until = time.monotonic() + gap
         while time.monotonic() < until:
             os.write(fd, start + msg[:5])  # an attempt that noise spoils: silence follows
@@ -1100,21 +571,10 @@ def chat_repeat(gap: float = 3.0, *, crossed: bool = False, seed: int = 13) -> l
         os.write(fd, start + follow + end)
         wait_for(lambda: follow in client.received, lambda: 0, stall=10, limit=10)
         what = " and a TCP message crossed" if crossed else ""
-        return finish(Rig(directory, vpair, bridge, engine, memory, began),
+        return finish(Run(directory, r.vpair, r.bridge, engine, memory, began),
                       f"CHAT repeated by the engine after {gap:g} s of failed attempts{what}",
                       ([msg], list(client.received)), [other] if crossed else [],
                       note="deterministic reproducer")[: 2 if crossed else 1]
-
-
-def _read_all(fd: int, quiet: float) -> bytes:
-    """What ``fd`` delivers until it has been silent for ``quiet`` seconds."""
-    got = bytearray()
-    while select.select([fd], [], [], quiet)[0]:
-        try:
-            got += os.read(fd, 4096)
-        except BlockingIOError:
-            continue
-    return bytes(got)
 
 
 def _echo_one_message(fd: int, start: int, end: int, timeout: float) -> bytes:
@@ -1168,8 +628,10 @@ def long_plan(n: int, rates: list[float]) -> Plan:
         # fail; fewer and shorter messages keep the run in minutes.
         m, longest = (n, 24) if rate < 0.05 else (max(10, n // 10), 6)
         for kind in ("drop", "corrupt"):
-            plan.append((f"{kind} {rate:g}", lambda r=rate, m=m, k=kind, lo=longest:
-                         line_faults(m, longest=lo, **{k: r})))
+            plan.append((f"{kind} {rate:g}",
+                         functools.partial(line_faults, m, longest=longest,
+                                           drop=rate if kind == "drop" else 0.0,
+                                           corrupt=rate if kind == "corrupt" else 0.0)))
     top = max(rates) if rates else 0.05
     plan += [
         (f"drop {top:g} + corrupt, bridge gives up after 5",

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Run the fuzz targets of tests/test_fuzz.py for a set time each: the long form.
+"""Run the fuzz targets (dxserial.testing.fuzz) for a set time each: the long form.
 
     python3 bench/fuzz.py --seconds 60                      # every target, 60 s each
     python3 bench/fuzz.py --seconds 600 --target parser     # one target, ten minutes
     python3 bench/fuzz.py --seconds 20 --json out.json      # also write the summary
 
-Each target is the very hypothesis test pytest runs (``TARGETS`` in tests/test_fuzz.py),
+Each target is the very hypothesis test pytest runs (``TARGETS`` in dxserial.testing.fuzz),
 run in rounds of fresh random examples (``max_examples`` per round sized from the rate so
 far, no deadline, no example database) until its time is up. A failing round is shrunk by
 hypothesis and reported with its falsifying example; fuzzing then goes on with new rounds
@@ -30,8 +30,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-TESTS = HERE.parent / "tests"
 DEFAULT_SECONDS = 20.0
 ROUND_SECONDS = 5.0  # aim for rounds this long, so the budget is kept closely
 
@@ -52,26 +50,18 @@ class Result:
     failures: list[Failure] = field(default_factory=list)
 
 
-def _test_module() -> Any:
-    sys.path.insert(0, str(TESTS))
-    import test_fuzz  # the targets live with the tests; one definition for both
-
-    return test_fuzz
-
-
 def load_targets() -> dict[str, Any]:
-    return dict(_test_module().TARGETS)
+    """The registry of targets (imported here: it needs hypothesis, a test extra)."""
+    from dxserial.testing.fuzz import TARGETS
+
+    return dict(TARGETS)
 
 
 def known_bugs() -> dict[str, str]:
     """The ``test_known_bug_*`` tests of tests/test_fuzz.py and their xfail reasons."""
-    module = _test_module()
-    found = {}
-    for name in dir(module):
-        if name.startswith("test_known_bug_"):
-            marks = getattr(getattr(module, name), "pytestmark", [])
-            found[name] = next((m.kwargs.get("reason", "") for m in marks if m.name == "xfail"), "")
-    return found
+    from dxserial.testing.fuzz import KNOWN_BUGS
+
+    return dict(KNOWN_BUGS)
 
 
 def describe(exc: BaseException) -> list[Failure]:
@@ -190,7 +180,8 @@ def run_section(args: argparse.Namespace) -> str:
         )
     text = "\n".join(lines)
     text += (
-        f"\n\nLong form of tests/test_fuzz.py: `python3 bench/fuzz.py --seconds {seconds:g}` "
+        "\n\nLong form of tests/test_fuzz.py (targets in dxserial.testing.fuzz): "
+        f"`python3 bench/fuzz.py --seconds {seconds:g}` "
         "(hypothesis, fresh random rounds until the time per target is up; a failure is "
         "shrunk and shown with its falsifying example). Bugs the targets found earlier, in "
         "code they do not own, are pinned by strict xfail tests there and stepped around:"

@@ -4,8 +4,8 @@
 ``python3 bench/hostile.py`` prints a Markdown table; bench/run.py gets the same text from
 :func:`section` (the ``hostile`` section).
 
-For each attack a fresh rig is started as a user would start it (the helpers of
-bench/faults.py and bench/soak.py): ``dxserial vpair``, ``dxserial bridge`` on end A
+For each attack a fresh rig is started as a user would start it (the harness of
+dxserial.testing): ``dxserial vpair``, ``dxserial bridge`` on end A
 (listening on 127.0.0.1 only) and the built-in engine as NULMODEM follower on end B. The
 attack runs against the bridge's TCP port; then the attackers are gone and a legitimate
 game is tried: the built-in engine as TCP initiator plays ``--games 1 --moves 3 --depth
@@ -31,8 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from faults import BridgeProc, Vpair
 from soak import Engine
+
+from dxserial.testing.rig import Bridge, Vpair
 
 #: No attack runs longer than this (seconds), whatever its counts say.
 ATTACK_LIMIT = 90.0
@@ -185,11 +186,11 @@ ATTACKS = [
 ]
 
 
-def _log_lines(bridge: BridgeProc) -> int:
+def _log_lines(bridge: Bridge) -> int:
     return len(bridge.log().splitlines())
 
 
-def _settle(bridge: BridgeProc, fds: int, limit: float = 30.0) -> None:
+def _settle(bridge: Bridge, fds: int, limit: float = 30.0) -> None:
     """Wait (bounded) until the bridge has closed what the attackers left and its log has
     been still for a second: it may still be working through what it read."""
     until = time.monotonic() + limit
@@ -208,8 +209,8 @@ def run_attack(attack: Attack, baud: int = 115200) -> Outcome:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dxhostile-")))
         vpair = Vpair(directory, "--baud", str(baud))
         stack.callback(vpair.close)
-        bridge = BridgeProc(directory, vpair.path_a, "--baud", str(baud), trace=False)
-        stack.callback(bridge.stop)
+        bridge = Bridge(directory, vpair.path_a, "--baud", str(baud), trace=False)
+        stack.callback(bridge.shutdown)
         follower = Engine(directory, "follower", vpair.path_b, "--role", "follower",
                           "--baud", str(baud), "--depth", "1", "--seed", "1")
         stack.callback(follower.close)
@@ -232,7 +233,7 @@ def run_attack(attack: Attack, baud: int = 115200) -> Outcome:
                 initiator = Engine(directory, "initiator", f"tcp://{HOST}:{bridge.port}",
                                    "--role", "initiator", "--games", "1", "--moves", "3",
                                    "--depth", "1", "--seed", "2")
-            except RuntimeError as exc:
+            except AssertionError as exc:
                 note += f"; initiator did not start: {exc}"
             else:
                 stack.callback(initiator.close)

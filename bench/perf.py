@@ -27,7 +27,6 @@ import os
 import random
 import select
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,9 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from dxserial.testing.peers import NulModemPeer
+from dxserial.testing.rig import Bridge
 
 HERE = Path(__file__).resolve().parent
 
@@ -83,35 +85,15 @@ def real_messages() -> list[bytes]:
 # ----------------------------------------------------------------------- nulmodem
 
 
-class _Speaker:
-    """One NULMODEM end on a pty of the pair, driven by the caller's loop (no thread)."""
+def _deliver(a: NulModemPeer, b: NulModemPeer, raw: bytes, limit: float = 30.0
+             ) -> tuple[float, float]:
+    """Send ``raw`` from a to b; seconds until b received it and until a saw the last echo.
 
-    def __init__(self, path: str, seed: int) -> None:
-        from dxserial.protocol.nulmodem import NulModemLink
-
-        self.fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-        self.link = NulModemLink(rng=random.Random(seed))
-        self.problems = 0
-
-    def flush(self) -> None:
-        out = memoryview(self.link.data_to_send())
-        while out:
-            try:
-                out = out[os.write(self.fd, out) :]
-            except BlockingIOError:
-                select.select([], [self.fd], [], 0.01)
-
-    def close(self) -> None:
-        os.close(self.fd)
-
-
-def _deliver(a: _Speaker, b: _Speaker, raw: bytes, limit: float = 30.0) -> tuple[float, float]:
-    """Send ``raw`` from a to b; seconds until b received it and until a saw the last echo."""
-    from dxserial.protocol.nulmodem import LinkProblem, MessageDelivered, MessageReceived
-
+    Both ends run in this one select loop (no threads), so no thread switch is timed.
+    """
+    seen, done = len(b.raw), len(a.delivered)
     t0 = time.monotonic()
-    a.link.send(raw, t0)
-    a.flush()
+    a.send(raw)
     received = delivered = None
     while received is None or delivered is None:
         now = time.monotonic()
@@ -122,18 +104,11 @@ def _deliver(a: _Speaker, b: _Speaker, raw: bytes, limit: float = 30.0) -> tuple
         ready, _, _ = select.select([a.fd, b.fd], [], [], wait)
         now = time.monotonic()
         for end in (a, b):
-            if end.fd in ready:
-                with contextlib.suppress(BlockingIOError):
-                    end.link.receive_data(os.read(end.fd, 4096), now)
-            end.link.poll(now)
-            end.flush()
-            for event in end.link.events():
-                if isinstance(event, MessageReceived) and end is b and event.raw == raw:
-                    received = now - t0
-                elif isinstance(event, MessageDelivered) and end is a:
-                    delivered = now - t0
-                elif isinstance(event, LinkProblem):
-                    end.problems += 1
+            end.service(end.fd in ready)
+        if received is None and raw in b.raw[seen:]:
+            received = now - t0
+        if delivered is None and len(a.delivered) > done:
+            delivered = now - t0
     return received, delivered
 
 
@@ -161,7 +136,8 @@ def run_nulmodem(args: argparse.Namespace) -> str:
     for baud in (9600, 115200):
         with tempfile.TemporaryDirectory() as tmp:
             pair = VirtualPair(f"{tmp}/a", f"{tmp}/b", baud=baud, seed=1).start()
-            a, b = _Speaker(f"{tmp}/a", 1), _Speaker(f"{tmp}/b", 2)
+            a, b = (NulModemPeer(f"{tmp}/{end}", timeout=5.0, max_attempts=5, seed=seed,
+                                 thread=False) for end, seed in (("a", 1), ("b", 2)))
             try:
                 rtt = _echo_round_trip(a.fd, b.fd)
                 for label, raw in (("MOVE", MOVE), ("GAMEREQ form B", GAMEREQ_B)):
@@ -176,9 +152,10 @@ def run_nulmodem(args: argparse.Namespace) -> str:
                         f"| {label} ({len(raw)} chars) | {baud} | {deliveries} "
                         f"| {floor * 1000:.2f} | {got * 1000:.2f} | {done * 1000:.2f} "
                         f"| **{done / floor:.2f}x** | {line * 1000:.2f} | {done / line:.2f}x "
-                        f"| {a.problems + b.problems} |"
+                        f"| {len(a.problems) + len(b.problems)} |"
                     )
-                    a.problems = b.problems = 0
+                    a.problems.clear()
+                    b.problems.clear()
             finally:
                 a.close()
                 b.close()
@@ -361,12 +338,13 @@ def run_movegen(args: argparse.Namespace) -> str:
     start_pos = Position.start()
     leaves: dict[str, int] = {}
     times: dict[str, list[float]] = {"dxserial `perft`": [], "dame-rs `dame.perft`": []}
+    perfts: list[tuple[str, Callable[[], int]]] = [
+        ("dxserial `perft`", lambda: perft(start_pos, 7)),
+        ("dame-rs `dame.perft`", lambda: int(dame.perft(dame.Board(), 7))),
+    ]
     for i in range(args.repeat):
         print(f"bench: perft(7) round {i + 1} ...", file=sys.stderr, flush=True)
-        for name, func in (
-            ("dxserial `perft`", lambda: perft(start_pos, 7)),
-            ("dame-rs `dame.perft`", lambda: dame.perft(dame.Board(), 7)),
-        ):
+        for name, func in perfts:
             with no_gc():
                 start = time.perf_counter()
                 leaves[name] = func()
@@ -409,34 +387,6 @@ def _proc_stat(pid: int) -> tuple[float, dict[str, str]]:
 
 def _switches(status: dict[str, str]) -> int:
     return int(status["voluntary_ctxt_switches"]) + int(status["nonvoluntary_ctxt_switches"])
-
-
-@contextlib.contextmanager
-def _bridge(port_path: str) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "dxserial", "bridge", port_path, "--listen", "127.0.0.1:0"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 30
-        line = ""
-        while "bridge ready" not in line:
-            left = deadline - time.monotonic()
-            if left <= 0 or proc.poll() is not None:
-                raise RuntimeError("dxserial bridge did not start")
-            if select.select([proc.stdout], [], [], left)[0]:
-                line = proc.stdout.readline()
-        yield proc
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
 
 
 def _startup(cmd: list[str], runs: int) -> float:
@@ -482,7 +432,7 @@ def run_idle(args: argparse.Namespace) -> str:
     with (
         tempfile.TemporaryDirectory() as tmp,
         VirtualPair(f"{tmp}/a", f"{tmp}/b"),
-        _bridge(f"{tmp}/a") as proc,
+        contextlib.closing(Bridge(Path(tmp), f"{tmp}/a", trace=False)) as proc,
     ):
         print(f"bench: idle bridge, {window:g} s ...", file=sys.stderr, flush=True)
         time.sleep(1.0)  # let start-up work finish

@@ -37,12 +37,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from faults import PY, BridgeProc, Lines, Vpair, open_fds, proc_status, stop_process
-
 from dxserial.draughts import IllegalMoveError, Position, parse_pdn_move
 from dxserial.game.pdn import read_pdn
 from dxserial.game.record import GameRecord, RecordError
 from dxserial.protocol.messages import Colour
+from dxserial.testing.process import Cli, open_fds, proc_status
+from dxserial.testing.rig import Bridge, Vpair
 
 _GAME_LINE = re.compile(r"^game (\d+): (\S+) \((.*)\)$")
 
@@ -186,22 +186,21 @@ def check_record(path: Path, record: GameRecord, moves_limit: int,
 # ----------------------------------------------------------------------- the run
 
 
-class Engine:
+class Engine(Cli):
     """``dxserial engine`` as a process; its ``game N: R (why)`` lines are collected."""
 
     def __init__(self, directory: Path, name: str, *args: str) -> None:
         self.name = name
-        self._err = (directory / f"{name}.log").open("a")
-        self.err_path = directory / f"{name}.log"
-        self.proc = subprocess.Popen([PY, "-m", "dxserial", "engine", *args],
-                                     stdout=subprocess.PIPE, stderr=self._err, text=True)
-        assert self.proc.stdout is not None
-        self.out = Lines(self.proc.stdout)
-        self.out.expect("engine ready")
+        super().__init__("engine", *args, stderr_path=directory / f"{name}.log")
+        try:
+            self.out.expect("engine ready", timeout=20)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
 
     def results(self) -> dict[int, str]:
         found = {}
-        for line in self.out.seen:
+        for line in self.out.lines:
             match = _GAME_LINE.match(line)
             if match:
                 found[int(match.group(1))] = match.group(2)
@@ -209,14 +208,7 @@ class Engine:
 
     def drain(self) -> None:
         """Collect the remaining stdout lines (after the process has ended)."""
-        with contextlib.suppress(RuntimeError):
-            while True:
-                self.out.expect("\0never", timeout=5)
-
-    def close(self) -> None:
-        stop_process(self.proc)
-        self.out.join()
-        self._err.close()
+        self.out.drain()
 
 
 def soak(games: int, *, moves: int = 20, baud: int = 115200, depths: tuple[int, int] = (1, 3),
@@ -235,9 +227,9 @@ def soak(games: int, *, moves: int = 20, baud: int = 115200, depths: tuple[int, 
         pdn_dir = directory / "games"
         vpair = Vpair(directory, "--baud", str(baud))
         stack.callback(vpair.close)
-        bridge = BridgeProc(directory, vpair.path_a, "--baud", str(baud), "--pdn", str(pdn_dir),
-                            trace=False)
-        stack.callback(bridge.stop)
+        bridge = Bridge(directory, vpair.path_a, "--baud", str(baud), "--pdn", str(pdn_dir),
+                        trace=False)
+        stack.callback(bridge.shutdown)
         follower = Engine(directory, "follower", vpair.path_b, "--role", "follower",
                           "--baud", str(baud), "--depth", str(depths[1]), "--seed", str(seed))
         stack.callback(follower.close)
@@ -260,7 +252,7 @@ def soak(games: int, *, moves: int = 20, baud: int = 115200, depths: tuple[int, 
             problems.append("the follower did not end its session")
         sampler.stop()
         seconds = time.monotonic() - started
-        counters = bridge.stop()
+        counters = bridge.shutdown()
         for engine in (initiator, follower):
             engine.drain()  # read their last lines before the pipes close
             engine.close()
@@ -291,7 +283,7 @@ def soak(games: int, *, moves: int = 20, baud: int = 115200, depths: tuple[int, 
 class _Sampler:
     """Samples the bridge whenever the PDN directory reaches the next multiple of ``every``."""
 
-    def __init__(self, bridge: BridgeProc, pdn_dir: Path, every: int, games: int,
+    def __init__(self, bridge: Bridge, pdn_dir: Path, every: int, games: int,
                  samples: list[Sample], started: float, echo: bool) -> None:
         self.bridge, self.pdn_dir, self.every, self.games = bridge, pdn_dir, every, games
         self.samples, self.started, self.echo = samples, started, echo

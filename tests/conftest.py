@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.rig import Rig, RigFactory, rig_factory_for
 from hypothesis import settings
+
+from dxserial.testing.rig import Rig, RigFactory, rig_factory_for
 
 # CI runs the same examples every time (a red CI must be reproducible); at a desk,
 # hypothesis explores new ones on every run.

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import LineReader
-from helpers.rig import start_vpair
+
+from dxserial.testing.process import LineReader
+from dxserial.testing.rig import start_vpair
 
 
 def run_bridge(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

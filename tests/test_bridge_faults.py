@@ -14,14 +14,14 @@ import socket
 import struct
 from pathlib import Path
 
-from helpers import wait_until, write_all
-from helpers.peers import DxpClient, NulModemPeer
-from helpers.rig import RigFactory
-
 from dxserial.errors import DuplicateMessageError
 from dxserial.protocol.framing import nul_frame
 from dxserial.protocol.messages import Chat, parse
 from dxserial.protocol.session import Role, Session
+from dxserial.testing.fdio import write_all
+from dxserial.testing.peers import DxpClient, NulModemPeer
+from dxserial.testing.process import wait_until
+from dxserial.testing.rig import RigFactory
 
 
 class SerialEngine:
@@ -114,7 +114,7 @@ def test_unplug_and_replug_mid_game_loses_nothing(rig_factory: RigFactory, scan_
     log = rig.log()
     assert "is back" in log
     assert "NOT delivered" not in log
-    assert rig.bridge.poll() is None
+    assert rig.bridge.proc.poll() is None
 
 
 def test_a_client_that_resets_with_messages_unread_is_told_about(rig_factory: RigFactory) -> None:

@@ -10,13 +10,12 @@ import sys
 import threading
 from pathlib import Path
 
-from helpers import wait_until
-from helpers.peers import DxpClient, NulModemPeer
-from helpers.rig import RigFactory
-
 from dxserial.bridge.files import FileWriter
 from dxserial.game.record import GameRecord
 from dxserial.game.trace import TraceWriter
+from dxserial.testing.peers import DxpClient, NulModemPeer
+from dxserial.testing.process import wait_until
+from dxserial.testing.rig import RigFactory
 
 
 class SlowTrace(TraceWriter):
@@ -79,7 +78,7 @@ def test_a_killed_bridge_leaves_a_trace_that_replays(rig_factory: RigFactory) ->
             return text.count('"action":"delivered"') == 3
 
         wait_until(written, what="the writer thread to catch up")
-        rig.bridge.send_signal(signal.SIGKILL)
+        rig.bridge.proc.send_signal(signal.SIGKILL)
         rig.bridge.wait(10)
     out = subprocess.run(
         [sys.executable, "-m", "dxserial", "replay", str(rig.trace_path)],

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import Cli
-from helpers.rig import start_vpair
+
+from dxserial.testing.process import Cli
+from dxserial.testing.rig import start_vpair
 
 PTY_NOTE = "is a pseudo-terminal: it ignores --baud 2400 (a dxserial vpair sets the line speed"
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import wait_until
-from helpers.peers import DxpClient, NulModemPeer
-from helpers.rig import RigFactory
-
 from dxserial.draughts import Position, parse_pdn_move
 from dxserial.game.pdn import read_pdn
+from dxserial.testing.peers import DxpClient, NulModemPeer
+from dxserial.testing.process import wait_until
+from dxserial.testing.rig import RigFactory
 
 NAME = "Probe".ljust(32)
 GAMEREQ = f"R01{NAME}Z001075A".encode()  # the serial engine (initiator) plays White
@@ -72,7 +71,7 @@ def test_nulmodem_duplicate_is_dropped_in_both_modes(rig_factory: RigFactory) ->
             peer.send(b"Cafter")
             assert client.expect() == b"Cafter"  # the repeat never reached the TCP engine
         wait_until(lambda r=rig: "duplicate 'M0000342900' dropped" in r.log(), what="the drop")
-        rig.bridge.terminate()
+        rig.bridge.proc.terminate()
         rig.bridge.wait(10)
         rig.log_path.unlink()
 

@@ -6,13 +6,12 @@ import ast
 import socket
 from pathlib import Path
 
-from helpers import Cli, wait_until
-from helpers.peers import DxpClient, NulModemPeer
-from helpers.rig import RigFactory, start_vpair
-
 import dxserial
 from dxserial.bridge import BridgeConfig
 from dxserial.bridge.policy import console_blocked_by_default
+from dxserial.testing.peers import DxpClient, NulModemPeer
+from dxserial.testing.process import Cli, wait_until
+from dxserial.testing.rig import RigFactory, start_vpair
 
 
 def refusal(port: int) -> bytes:
@@ -32,7 +31,7 @@ def test_a_client_outside_allow_is_refused_with_a_log_line(rig_factory: RigFacto
     assert refusal(rig.port).startswith(b"Cdxserial bridge: not allowed")
     wait_until(lambda: "not in --allow" in rig.log(), what="the refusal logged")
     assert rig.log().count("WARNING refused TCP client 127.0.0.1:") == 1  # once per address
-    assert rig.bridge.poll() is None
+    assert rig.bridge.proc.poll() is None
 
 
 def test_a_bridge_reachable_from_other_machines_says_what_it_guards(tmp_path: Path) -> None:

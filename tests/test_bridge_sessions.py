@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import Cli, wait_until
-from helpers.peers import DxpClient, NulModemPeer
-from helpers.rig import Rig, RigFactory
 
 from dxserial.game.pdn import read_pdn
 from dxserial.game.record import GameRecord
+from dxserial.testing.peers import DxpClient, NulModemPeer
+from dxserial.testing.process import Cli, wait_until
+from dxserial.testing.rig import Rig, RigFactory
 
 COMBOS = [("warn", "nulmodem"), ("strict", "nul")]
 NAME = "Ghost".ljust(32)
@@ -200,7 +200,7 @@ def test_the_trace_and_the_closing_counts_tell_the_same_story(rig_factory: RigFa
         client.send(b"Cis anyone there?")
         wait_until(lambda: sum(r.get("action") == "queued" for r in trace(rig)) == 2,
                    what="two messages queued")
-    rig.bridge.terminate()
+    rig.bridge.proc.terminate()
     rig.bridge.wait(20)
     log = rig.log()
     # Queued is not delivered: both are named as lost when the bridge stops.

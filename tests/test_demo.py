@@ -11,10 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from helpers import LineReader
-
 from dxserial.draughts import Position, parse_pdn_move
 from dxserial.game.pdn import read_pdn
+from dxserial.testing.process import LineReader
 
 
 def test_demo_plays_a_game_through_the_bridge_and_shows_it(tmp_path: Path) -> None:

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import Cli, wait_until
 
 from dxserial.draughts import Position
 from dxserial.programs import dosbox_engine
 from dxserial.protocol.messages import Colour, Move, parse
+from dxserial.testing.process import Cli, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL = "sudo apt-get install dosbox bcc"

@@ -11,11 +11,11 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import pytest
-from helpers import Cli, wait_until
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dxserial.errors import ConfigError, PortError
+from dxserial.testing.process import Cli, wait_until
 from dxserial.transports.base import ByteLink
 from dxserial.transports.dosbox import (
     DOSBOX_DEFAULT_PORT,

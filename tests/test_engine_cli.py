@@ -1,7 +1,7 @@
 """``dxserial engine`` as a process: on a virtual serial pair (NULMODEM) and on TCP.
 
 The other side is the test itself, thinking with its own in-memory :class:`Player` and
-talking through the stand-in engines of ``helpers.peers``.
+talking through the stand-in engines of ``dxserial.testing.peers``.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Cli
-from helpers.peers import DxpClient, NulModemPeer
 
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.protocol.framing import FrameReceived, NulFramer, nul_frame
 from dxserial.protocol.messages import Chat, GameAccept, Move, parse
 from dxserial.protocol.session import Role
+from dxserial.testing.peers import DxpClient, NulModemPeer
+from dxserial.testing.process import Cli
 
 INI, FOL = Role.INITIATOR, Role.FOLLOWER
 GAMEREQ_Z = f"R01{'Tester':<32}Z005075A".encode()  # the follower plays Black

@@ -26,10 +26,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Cli, LineReader
-from helpers.rig import start_serial_engine
 
 from dxserial.game.pdn import read_pdn
+from dxserial.testing.process import Cli, LineReader
+from dxserial.testing.rig import start_serial_engine
 
 pytest.importorskip("draughts")  # pydraughts (a test extra)
 
@@ -87,6 +87,8 @@ def processes() -> Iterator[list[Cli | subprocess.Popen[str]]]:
         else:
             proc.kill()
             proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 def test_pydraughts_plays_a_whole_game_through_the_bridge(

@@ -12,13 +12,8 @@ the long form (more messages, every rate).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import faults  # bench/faults.py (bench/ is on pytest's pythonpath)
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import faults
 from faults import Row
 
 #: The bridge's RSS may grow this much at most while a peer stalls: far below what
@@ -115,7 +110,7 @@ def test_tcp_client_stops_reading_nulmodem_line() -> None:
 def test_tcp_client_stops_reading_backpressure_reaches_the_serial_engine() -> None:
     """A NUL-frame line is fast enough to fill the stalled client's socket quickly: the
     bridge must then stop taking messages off the line (the engine's writes wait) and stay
-    small.  (The client announces Ethernet's segment size: see faults.TcpPeer.)"""
+    small.  (The client announces Ethernet's segment size: see dxserial.testing.peers.DxpClient.)"""
     n = 8000
     rows = by_direction(faults.slow_reader(n, length=120, link="nul", seed=27, settle=1.5,
                                            stall=20.0, limit=120.0))

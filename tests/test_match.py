@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Cli, LineReader
-from helpers.rig import start_serial_engine
 
 from dxserial.cli.display import TerminalProgress
 from dxserial.game.pdn import read_pdn
 from dxserial.programs.match import Standing, results_table
+from dxserial.testing.process import Cli, LineReader
+from dxserial.testing.rig import start_serial_engine
 
 
 class Proc:

@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Cli
-from helpers.peers import DxpClient
 
 from dxserial.game.pdn import read_pdn
 from dxserial.protocol.messages import Chat, GameEnd, GameRequest, Move, parse
+from dxserial.testing.peers import DxpClient
+from dxserial.testing.process import Cli
 
 
 @pytest.fixture

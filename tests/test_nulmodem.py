@@ -5,9 +5,7 @@ from __future__ import annotations
 import itertools
 import logging
 import random
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import pytest
 from hypothesis import example, given, settings
@@ -22,48 +20,11 @@ from dxserial.protocol.nulmodem import (
     NulModemEvent,
     NulModemLink,
 )
+from dxserial.testing.lines import LossyLine
 
 S, E = 0x02, 0x03
 
 # ---------------------------------------------------------------- harness
-
-
-@dataclass
-class Line:
-    """One direction of a null-modem cable: FIFO, per-byte latency, optional faults.
-
-    Corruption adds 1..127 to a byte, so a corrupted echo of a corrupted byte can never
-    restore the original (that would fool any echo handshake, ours included).
-    """
-
-    rng: random.Random = field(default_factory=lambda: random.Random(0))
-    latency: float = 0.002
-    byte_time: float = 1 / 960  # 9600 baud, 8N1
-    p_drop: float = 0.0
-    p_corrupt: float = 0.0
-    p_delay: float = 0.0
-    max_delay: float = 1.0
-    hook: Callable[[int], int | None] | None = None  # replace (or drop: None) one byte
-    never: frozenset[int] = frozenset()  # values corruption must not produce
-    in_flight: deque[tuple[float, int]] = field(default_factory=deque)
-    last: float = 0.0
-
-    def write(self, now: float, data: bytes) -> None:
-        for byte in data:
-            b: int | None = byte
-            if self.hook is not None:
-                b = self.hook(byte)
-            if b is None or (self.p_drop and self.rng.random() < self.p_drop):
-                continue
-            if self.p_corrupt and self.rng.random() < self.p_corrupt:
-                original = b
-                while b == original or b in self.never:
-                    b = (original + self.rng.randint(1, 127)) % 256
-            t = max(now + self.latency, self.last + self.byte_time)
-            if self.p_delay and self.rng.random() < self.p_delay:
-                t += self.rng.uniform(0, self.max_delay)
-            self.last = t
-            self.in_flight.append((t, b))
 
 
 class Sim:
@@ -73,12 +34,12 @@ class Sim:
         self,
         a: NulModemLink,
         b: NulModemLink,
-        ab: Line | None = None,
-        ba: Line | None = None,
+        ab: LossyLine | None = None,
+        ba: LossyLine | None = None,
     ) -> None:
         self.now = 0.0
         self.links = {"A": a, "B": b}
-        self.lines = {"A": ab or Line(), "B": ba or Line()}  # carries what that end writes
+        self.lines = {"A": ab or LossyLine(), "B": ba or LossyLine()}  # carries what that end writes
         self.wire: list[tuple[str, int]] = []  # every byte written, in order, by whom
         self.log: dict[str, list[NulModemEvent]] = {"A": [], "B": []}
         self.steps = 0
@@ -531,7 +492,7 @@ def test_corrupted_echo_of_each_character_end_to_end() -> None:
     raw = b"M0000342900"
     hook = SpoilOnce(lambda pos, b: 1 <= pos <= len(raw))
     a, b = pair(max_attempts=20)
-    sim = Sim(a, b, ba=Line(hook=hook))
+    sim = Sim(a, b, ba=LossyLine(hook=hook))
     sim.send("A", raw)
     sim.run(sim.quiet)
     assert sim.delivered("A") == [raw]
@@ -541,7 +502,7 @@ def test_corrupted_echo_of_each_character_end_to_end() -> None:
 
 def test_corrupted_echo_of_end_delivers_twice() -> None:
     hook = SpoilOnce(lambda pos, b: b == E)
-    sim = Sim(*pair(), ba=Line(hook=hook))
+    sim = Sim(*pair(), ba=LossyLine(hook=hook))
     sim.send("A", b"Chello")
     sim.run(sim.quiet)
     assert sim.received("B") == [b"Chello", b"Chello"]  # expected at this layer
@@ -558,7 +519,7 @@ def test_lost_start_byte_end_to_end() -> None:
             return None
         return b
 
-    sim = Sim(*pair(), ab=Line(hook=hook))
+    sim = Sim(*pair(), ab=LossyLine(hook=hook))
     sim.send("A", b"K1")
     sim.run(sim.quiet)
     assert sim.received("B") == [b"K1"]
@@ -579,7 +540,7 @@ def test_restart_garbled_into_end_delivers_a_short_message() -> None:
                 return b ^ 0x01  # 0x02 -> 0x03
         return b
 
-    sim = Sim(*pair(), ab=Line(hook=flip_second_start), ba=Line(hook=echo_hook))
+    sim = Sim(*pair(), ab=LossyLine(hook=flip_second_start), ba=LossyLine(hook=echo_hook))
     sim.send("A", b"M0000342900")
     sim.run(sim.quiet)
     assert sim.received("B") == [b"M00", b"M0000342900"]
@@ -1021,9 +982,9 @@ fault_rate = st.floats(0.01, 0.05)
 
 def faulty_line(
     seed: int, p_drop: float, p_corrupt: float, p_delay: float, max_delay: float = 8.0
-) -> Line:
+) -> LossyLine:
     """Drops, corrupts and delays bytes; corruption never makes the end byte (see below)."""
-    return Line(
+    return LossyLine(
         rng=random.Random(seed),
         p_drop=p_drop,
         p_corrupt=p_corrupt,
@@ -1100,7 +1061,7 @@ def test_noise_bursts_always_settle(noise: list[tuple[str, float, bytes]], seed:
     a = NulModemLink(rng=random.Random(seed))
     b = NulModemLink(rng=random.Random(seed + 1))
     # a slow USB adapter (20 ms each way) keeps simulated rings short in steps
-    sim = Sim(a, b, Line(latency=0.02), Line(latency=0.02))
+    sim = Sim(a, b, LossyLine(latency=0.02), LossyLine(latency=0.02))
     for side, t, data in sorted(noise, key=lambda n: n[1]):
         line = sim.lines[side]
         for i, byte in enumerate(data):

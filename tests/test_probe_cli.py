@@ -17,8 +17,9 @@ import shlex
 from pathlib import Path
 
 import pytest
-from helpers import Cli
-from helpers.rig import start_vpair
+
+from dxserial.testing.process import Cli
+from dxserial.testing.rig import start_vpair
 
 FAST = ("--listen", "0.5", "--wait", "0.25", "--answer-wait", "0.6", "--timeout", "60")
 

@@ -11,15 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import Cli, wait_until
-from helpers.rig import start_serial_engine
-from helpers.ser2net import Ser2net, needs_ser2net
 
 from dxserial.errors import PortError
 from dxserial.game.pdn import read_pdn
+from dxserial.testing.process import Cli, wait_until
+from dxserial.testing.rig import start_serial_engine
+from dxserial.testing.ser2net import SER2NET_MISSING, Ser2net
 from dxserial.transports.serial import open_serial
 
-pytestmark = needs_ser2net
+pytestmark = pytest.mark.skipif(SER2NET_MISSING is not None, reason=str(SER2NET_MISSING))
 
 
 @pytest.fixture
@@ -88,7 +88,7 @@ def test_the_bridge_survives_a_ser2net_restart_mid_game(tmp_path: Path, exported
 
 
 async def test_nothing_listening_is_one_line(tmp_path: Path) -> None:
-    from helpers.ser2net import free_port
+    from dxserial.testing.ser2net import free_port
 
     with pytest.raises(PortError, match=r"connection refused — is ser2net"):
         await open_serial(f"rfc2217://127.0.0.1:{free_port()}")

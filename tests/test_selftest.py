@@ -13,7 +13,6 @@ from pathlib import Path
 from types import TracebackType
 
 import pytest
-from helpers import Cli, open_raw, write_all
 
 from dxserial.errors import ConfigError
 from dxserial.host.selftest import (
@@ -27,6 +26,8 @@ from dxserial.host.selftest import (
     judge,
     run_selftest,
 )
+from dxserial.testing.fdio import open_raw, write_all
+from dxserial.testing.process import Cli
 from dxserial.transports.dosbox import Decoder, encode
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.vpair import VirtualPair

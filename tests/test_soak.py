@@ -9,11 +9,7 @@ bench/soak.py --games 300` is the long form.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-import soak
+import soak  # bench/soak.py (bench/ is on pytest's pythonpath)
 
 
 def test_short_soak_records_replay_legally_and_fds_stay_flat() -> None:

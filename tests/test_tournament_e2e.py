@@ -9,11 +9,12 @@ import re
 import signal
 from pathlib import Path
 
-from helpers import Cli, wait_until
-from helpers.rig import start_serial_engine
-from helpers.ser2net import Ser2net, free_port, needs_ser2net
+import pytest
 
 from dxserial.game.pdn import read_pdn
+from dxserial.testing.process import Cli, wait_until
+from dxserial.testing.rig import start_serial_engine
+from dxserial.testing.ser2net import SER2NET_MISSING, Ser2net, free_port
 
 
 def finished(state: Path) -> dict[int, dict[str, str]]:
@@ -32,7 +33,7 @@ def lines_until_exit(cli: Cli, timeout: float = 90) -> list[str]:
         return cli.out.lines
 
 
-@needs_ser2net
+@pytest.mark.skipif(SER2NET_MISSING is not None, reason=str(SER2NET_MISSING))
 def test_round_robin_killed_halfway_and_resumed(tmp_path: Path) -> None:
     procs: list[Cli] = []
     ser2net = None

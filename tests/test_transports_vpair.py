@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import open_raw, read_available, read_exactly, wait_until, write_all
 
 from dxserial.errors import ConfigError, PortError
+from dxserial.testing.fdio import open_raw, read_available, read_exactly, write_all
+from dxserial.testing.process import wait_until
 from dxserial.transports.vpair import BITS_PER_CHAR, DirectionStats, VirtualPair
 
 ALL_BYTES = bytes(range(256))

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import Cli, open_raw, read_exactly, wait_until, write_all
+from dxserial.testing.fdio import open_raw, read_exactly, write_all
+from dxserial.testing.process import Cli, wait_until
 
 
 def test_ready_line_links_traffic_and_clean_exit_on_sigterm(tmp_path: Path) -> None:

@@ -10,15 +10,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from helpers import Cli, wait_until
-from helpers.browser import Browser, needs_chromium
-from helpers.rig import RigFactory, stop_rig
 
 from dxserial.draughts import Position
 from dxserial.draughts.notation import parse_pdn_move
 from dxserial.game.pdn import read_pdn
 from dxserial.game.record import GameRecord
 from dxserial.programs.live import LiveView
+from dxserial.testing.browser import CHROMIUM_MISSING, Browser
+from dxserial.testing.process import Cli, wait_until
+from dxserial.testing.rig import RigFactory
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
@@ -65,7 +65,7 @@ async def browser(tmp_path: Path) -> AsyncIterator[Browser]:
         await b.close()
 
 
-@needs_chromium
+@pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
 async def test_the_page_follows_a_match_move_by_move(tmp_path: Path, browser: Browser) -> None:
     pdn = tmp_path / "pdn"
     procs: list[Cli] = []
@@ -110,7 +110,7 @@ async def test_the_page_follows_a_match_move_by_move(tmp_path: Path, browser: Br
     assert not await browser.evaluate("document.getElementById('standings').hidden")
 
 
-@needs_chromium
+@pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
 async def test_the_page_follows_a_game_through_the_bridge(
     tmp_path: Path, browser: Browser, rig_factory: RigFactory
 ) -> None:
@@ -134,7 +134,7 @@ async def test_the_page_follows_a_game_through_the_bridge(
             assert serial.wait(30) == 0
     (card,) = await browser.wait_for(CARDS % 1)
     wait_until(lambda: len(list(pdn.glob("*.pdn"))) == 1, timeout=10, what="the PDN file")
-    stop_rig(rig)  # the page is told the bridge stopped; the trace is complete
+    rig.close()  # the page is told the bridge stopped; the trace is complete
     await browser.wait_for("document.getElementById('status').textContent.startsWith('finished')")
     (record,) = read_pdn(next(pdn.glob("*.pdn")))
     assert card["result"] == record.result != "*" and card["plies"] == record.plies > 0
@@ -153,7 +153,7 @@ async def test_the_page_follows_a_game_through_the_bridge(
     assert card["clock"] == f"White {clock(white)}  Black {clock(black)}"
 
 
-@needs_chromium
+@pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
 async def test_the_page_follows_a_tournament_to_its_crosstable(tmp_path: Path, browser: Browser) -> None:
     names = ("alpha", "beta")
     spec = tmp_path / "lab.toml"

@@ -12,11 +12,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"
+#: Why a check that needs Chromium cannot run here (None: it can).
+CHROMIUM_MISSING = (
+    "chromium is not installed (apt-get install chromium)" if CHROMIUM is None else None
 )
 
 

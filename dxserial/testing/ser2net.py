@@ -7,15 +7,14 @@ import socket
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from helpers import wait_until
+from dxserial.testing.process import wait_until
 
 SER2NET = shutil.which("ser2net") or (
     "/usr/sbin/ser2net" if Path("/usr/sbin/ser2net").exists() else None
 )
-needs_ser2net = pytest.mark.skipif(
-    SER2NET is None, reason="ser2net is not installed (apt-get install ser2net)"
+#: Why a check that needs ser2net cannot run here (None: it can).
+SER2NET_MISSING = (
+    "ser2net is not installed (apt-get install ser2net)" if SER2NET is None else None
 )
 
 

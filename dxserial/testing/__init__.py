@@ -1,0 +1,20 @@
+"""The test harness tests/ and bench/ share: real processes, ptys and sockets, driven
+the way a user's programs would drive them.
+
+Shipped with the package (as python-can ships its virtual bus) so that tests and bench
+import it like any other module, with no path games:
+
+* :mod:`~dxserial.testing.process`: wait on conditions; ``python -m dxserial`` as a
+  process with its stdout read line by line; /proc figures of a process.
+* :mod:`~dxserial.testing.fdio`: read and write a pty end with timeouts.
+* :mod:`~dxserial.testing.peers`: stand-in engines: NULMODEM or NUL frames on a pty, DXP
+  over TCP.
+* :mod:`~dxserial.testing.rig`: ``dxserial vpair`` + ``dxserial bridge`` as processes.
+* :mod:`~dxserial.testing.lines`: a simulated serial line that drops, corrupts and stalls.
+* :mod:`~dxserial.testing.fuzz`: the fuzz targets (needs hypothesis, a test extra).
+* :mod:`~dxserial.testing.ser2net`, :mod:`~dxserial.testing.browser`: third-party
+  programs (ser2net, headless Chromium) as the tests drive them.
+
+Only :mod:`~dxserial.testing.fuzz` needs a test-only package; nothing else here imports
+it, and nothing outside dxserial.testing imports dxserial.testing.
+"""
