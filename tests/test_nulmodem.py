@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from dxserial.errors import ConfigError, FramingError, LinkDownError
 from dxserial.protocol.nulmodem import (
     LinkDown,
+    LinkEvent,
     LinkProblem,
     MessageDelivered,
     MessageReceived,
-    NulModemEvent,
     NulModemLink,
 )
 from dxserial.testing.lines import LossyLine
@@ -41,7 +41,7 @@ class Sim:
         self.links = {"A": a, "B": b}
         self.lines = {"A": ab or LossyLine(), "B": ba or LossyLine()}  # carries what that end writes
         self.wire: list[tuple[str, int]] = []  # every byte written, in order, by whom
-        self.log: dict[str, list[NulModemEvent]] = {"A": [], "B": []}
+        self.log: dict[str, list[LinkEvent]] = {"A": [], "B": []}
         self.steps = 0
 
     def pump(self) -> None:
@@ -117,7 +117,7 @@ def pair(max_attempts: int = 5) -> tuple[NulModemLink, NulModemLink]:
     return a, b
 
 
-def problems(events: list[NulModemEvent]) -> list[str]:
+def problems(events: list[LinkEvent]) -> list[str]:
     return [str(e.error) for e in events if isinstance(e, LinkProblem)]
 
 

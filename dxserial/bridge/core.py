@@ -42,10 +42,10 @@ from dxserial.protocol.links import NulLink, make_link
 from dxserial.protocol.messages import Chat, Message
 from dxserial.protocol.nulmodem import (
     LinkDown,
+    LinkEvent,
     LinkProblem,
     MessageDelivered,
     MessageReceived,
-    NulModemEvent,
 )
 from dxserial.protocol.session import Phase
 from dxserial.transports.linkdriver import LinkDriver
@@ -348,7 +348,7 @@ class Bridge:
             if not self.relay.present[SERIAL]:
                 self._apply(self.relay.joined(SERIAL, self._now(), self.cfg.port))
 
-    def _serial_event(self, event: NulModemEvent) -> None:
+    def _serial_event(self, event: LinkEvent) -> None:
         now = self._now()
         if isinstance(event, MessageReceived):
             self._apply(self.relay.receive(SERIAL, event.raw, now))
@@ -463,7 +463,7 @@ class Bridge:
         )
         self._apply(self.relay.left(TCP, self._now(), why))
 
-    def _tcp_event(self, event: NulModemEvent) -> None:
+    def _tcp_event(self, event: LinkEvent) -> None:
         now = self._now()
         if isinstance(event, MessageReceived):
             self._apply(self.relay.receive(TCP, event.raw, now))

@@ -41,9 +41,9 @@ from dxserial.errors import DxSerialError, FramingError, MessageError
 from dxserial.protocol.messages import Message, colour_name, escape, parse
 from dxserial.protocol.nulmodem import (
     LinkDown,
+    LinkEvent,
     LinkProblem,
     MessageReceived,
-    NulModemEvent,
 )
 from dxserial.transports.base import ByteLink
 from dxserial.transports.linkdriver import LinkDriver
@@ -161,7 +161,7 @@ class EngineRunner:
         self._lost = True
         self._inbox.put_nowait(_Lost(str(why) if why else "the peer closed the connection"))
 
-    def _on_event(self, event: NulModemEvent) -> None:
+    def _on_event(self, event: LinkEvent) -> None:
         if isinstance(event, MessageReceived):
             self._inbox.put_nowait(_Received(event.raw))
         elif isinstance(event, LinkDown):

@@ -72,7 +72,7 @@ from dxserial.protocol.messages import (
     escape,
     parse,
 )
-from dxserial.protocol.nulmodem import LinkDown, LinkProblem, MessageReceived, NulModemEvent
+from dxserial.protocol.nulmodem import LinkDown, LinkEvent, LinkProblem, MessageReceived
 from dxserial.protocol.session import MovePlayed, Phase, Role, Session
 from dxserial.transports.base import ByteLink
 from dxserial.transports.linkdriver import LinkDriver
@@ -432,7 +432,7 @@ class Match:
             if side.sink is not None:
                 side.sink(side, generation, payload)
 
-        def on_event(event: NulModemEvent) -> None:
+        def on_event(event: LinkEvent) -> None:
             if isinstance(event, MessageReceived):
                 post(self._parse(event.raw))
             elif isinstance(event, LinkDown):

@@ -18,10 +18,10 @@ from typing import Literal, Protocol
 from dxserial.errors import FramingError
 from dxserial.protocol.framing import FrameDropped, FrameReceived, NulFramer, nul_frame
 from dxserial.protocol.nulmodem import (
+    LinkEvent,
     LinkProblem,
     MessageDelivered,
     MessageReceived,
-    NulModemEvent,
     NulModemLink,
 )
 
@@ -49,7 +49,7 @@ class Layer1Link(Protocol):
     def receive_data(self, data: bytes, now: float) -> None: ...
     def poll(self, now: float) -> None: ...
     def data_to_send(self) -> bytes: ...
-    def events(self) -> list[NulModemEvent]: ...
+    def events(self) -> list[LinkEvent]: ...
     def next_deadline(self) -> float | None: ...
     def reset(self) -> None: ...
     def clear(self) -> list[bytes]: ...
@@ -76,7 +76,7 @@ class NulLink:
         self._framer = NulFramer(max_len=max_len)
         self._queue: deque[bytes] = deque()
         self._handed_out: list[bytes] = []
-        self._events: list[NulModemEvent] = []
+        self._events: list[LinkEvent] = []
         self._max_queue = max_queue
 
     def check(self, raw: bytes) -> None:
@@ -120,7 +120,7 @@ class NulLink:
             self._events.append(MessageDelivered(raw))
         self._handed_out.clear()
 
-    def events(self) -> list[NulModemEvent]:
+    def events(self) -> list[LinkEvent]:
         out, self._events = self._events, []
         return out
 

@@ -164,7 +164,8 @@ class LinkDown:
     undelivered: tuple[bytes, ...]
 
 
-NulModemEvent = MessageReceived | MessageDelivered | LinkProblem | LinkDown
+#: What either layer-1 link (NULMODEM or NUL frames) reports; one type for both framings.
+LinkEvent = MessageReceived | MessageDelivered | LinkProblem | LinkDown
 
 
 class _Tx(enum.Enum):
@@ -248,7 +249,7 @@ class NulModemLink:
         self._now = -math.inf
 
         self._out = bytearray()
-        self._events: list[NulModemEvent] = []
+        self._events: list[LinkEvent] = []
 
     # ------------------------------------------------------------------ public API
 
@@ -302,7 +303,7 @@ class NulModemLink:
         self._echo_written = True
         return out
 
-    def events(self) -> list[NulModemEvent]:
+    def events(self) -> list[LinkEvent]:
         """Drain what happened since the last call."""
         out, self._events = self._events, []
         return out

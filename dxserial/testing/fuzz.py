@@ -88,10 +88,10 @@ from dxserial.protocol.messages import (
 )
 from dxserial.protocol.nulmodem import (
     LinkDown,
+    LinkEvent,
     LinkProblem,
     MessageDelivered,
     MessageReceived,
-    NulModemEvent,
     NulModemLink,
 )
 from dxserial.protocol.session import Dialogue, DialogueEvent, GameStarted, Phase, Role
@@ -701,11 +701,11 @@ def fuzz_nulmodem_channel(
     assert dedupe(received(log, "B")) == from_a and dedupe(received(log, "A")) == from_b
 
 
-def delivered(log: dict[str, list[NulModemEvent]], name: str) -> list[bytes]:
+def delivered(log: dict[str, list[LinkEvent]], name: str) -> list[bytes]:
     return [e.raw for e in log[name] if isinstance(e, MessageDelivered)]
 
 
-def received(log: dict[str, list[NulModemEvent]], name: str) -> list[bytes]:
+def received(log: dict[str, list[LinkEvent]], name: str) -> list[bytes]:
     return [e.raw for e in log[name] if isinstance(e, MessageReceived)]
 
 
@@ -714,7 +714,7 @@ def dedupe(items: list[bytes]) -> list[bytes]:
 
 
 def check_channel(
-    log: dict[str, list[NulModemEvent]], from_a: list[bytes], from_b: list[bytes]
+    log: dict[str, list[LinkEvent]], from_a: list[bytes], from_b: list[bytes]
 ) -> None:
     """Safety, whether or not the ends settled: nothing lost, reordered, invented or
     delivered to its own sender; repeats only back to back."""
@@ -734,7 +734,7 @@ def run_channel(
     times: list[float],
     trace: Callable[[float, str, str, object], None] | None = None,
     max_steps: int = 400_000,
-) -> tuple[dict[str, list[NulModemEvent]], bool]:
+) -> tuple[dict[str, list[LinkEvent]], bool]:
     """Play the two ends until nothing is left to happen (or ``max_steps`` events);
     return each end's events, and whether the two ends fell quiet."""
     seed, baud = config["seed"], config["baud"]
@@ -759,7 +759,7 @@ def run_channel(
          *zip(sorted(times[5:]), "B" * len(from_b), from_b, strict=False)],
         key=lambda s: s[0],
     )
-    log: dict[str, list[NulModemEvent]] = {"A": [], "B": []}
+    log: dict[str, list[LinkEvent]] = {"A": [], "B": []}
     now = 0.0
     for _ in range(max_steps):
         for name, link in links.items():

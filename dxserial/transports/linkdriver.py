@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from dxserial.errors import DxSerialError, PortError
 from dxserial.protocol.links import Layer1Link
-from dxserial.protocol.nulmodem import NulModemEvent
+from dxserial.protocol.nulmodem import LinkEvent
 from dxserial.transports.base import ByteLink, PushLink
 
 log = logging.getLogger("dxserial.link")
@@ -36,7 +36,7 @@ class LinkDriver:
     def __init__(
         self,
         link: Layer1Link,
-        on_event: Callable[[NulModemEvent], None],
+        on_event: Callable[[LinkEvent], None],
         *,
         name: str,
         high_water: int = DEFAULT_HIGH_WATER,
