@@ -43,6 +43,7 @@ from faults import section as run_faults  # bench/faults.py
 from fuzz import run_section as run_fuzz  # bench/fuzz.py
 from hostile import section as run_hostile  # bench/hostile.py
 from perf import run_idle, run_movegen, run_nulmodem, run_parsing  # bench/perf.py
+from probe_matrix import run_section as run_probe  # bench/probe_matrix.py
 from soak import section as run_soak  # bench/soak.py
 
 HERE = Path(__file__).resolve().parent
@@ -184,6 +185,7 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
     "faults": ("Faults: a bad line, a pulled cable, misbehaving TCP peers", run_faults),
     "soak": ("Soak: hundreds of games through the bridge over NULMODEM", run_soak),
     "hostile": ("Hostile TCP clients, one attack at a time", run_hostile),
+    "probe": ("dxserial probe against every peer of its issue, real processes", run_probe),
 }
 
 

@@ -460,6 +460,7 @@ class Bridge:
         self._log(
             logging.INFO,
             f"TCP peer {link.peer} went away ({why}); serial side stays open",
+            "tcp sessions ended",
         )
         self._apply(self.relay.left(TCP, self._now(), why))
 

@@ -249,6 +249,7 @@ class Relay:
             logging.INFO,
             f"{side} engine {who + ' ' if who else ''}connected (session {self.session[side]}); "
             f"{len(held)} message(s) held for it",
+            kind=f"{side} sessions",  # a client reconnecting in a loop must not flood the log
         )
         while held:
             self._dispatch(side, held.popleft())
