@@ -87,6 +87,20 @@ def finished(records: list[GameRecord]) -> list[GameRecord]:
     return [g for g in records if g.result != "*"]
 
 
+def kill_mid_game(rig: Rig, side: str, role: str, link: str, seed: int) -> None:
+    """An engine that plays a few moves, then dies without a word (SIGKILL)."""
+    with engine(rig, side, role, link, seed, "--games", "1", "--moves", "40") as doomed:
+        wait_until(lambda: moves_played(rig) >= 6, timeout=30, what="a few moves")
+        doomed.proc.kill()
+
+
+def assert_one_cut_and_one_finished(rig: Rig, tmp_path: Path) -> None:
+    """Both games are recorded exactly once: the cut one with '*', the next one finished."""
+    wait_until(lambda: len(games(tmp_path)) == 2, what="both games recorded")
+    assert len(finished(games(tmp_path))) == 1
+    assert_nobody_blamed(rig)
+
+
 @pytest.mark.parametrize(("referee", "link"), COMBOS)
 def test_a_serial_engine_that_starts_first(
     rig_factory: RigFactory, tmp_path: Path, referee: str, link: str
@@ -133,9 +147,7 @@ def test_a_tcp_engine_that_leaves_mid_game(
 ) -> None:
     rig = start_rig(rig_factory, tmp_path, referee, link, "0.5")
     with engine(rig, "serial", "follower", link, 5) as serial:
-        with engine(rig, "tcp", "initiator", link, 6, "--games", "1", "--moves", "40") as tcp1:
-            wait_until(lambda: moves_played(rig) >= 6, timeout=30, what="a few moves")
-            tcp1.proc.kill()  # gone without a word
+        kill_mid_game(rig, "tcp", "initiator", link, 6)
         # After the grace period the bridge ends the game towards the serial engine...
         wait_until(lambda: len(games(tmp_path)) == 1, timeout=20, what="the cut game recorded")
         (cut,) = games(tmp_path)
@@ -150,9 +162,7 @@ def test_a_tcp_engine_that_leaves_mid_game(
         with engine(rig, "tcp", "initiator", link, 7, "--games", "1", "--moves", "3") as tcp2:
             assert tcp2.wait(60) == 0, tcp2.out.lines
         assert serial.wait(30) == 0
-    wait_until(lambda: len(games(tmp_path)) == 2, what="both games recorded")
-    assert len(finished(games(tmp_path))) == 1
-    assert_nobody_blamed(rig)
+    assert_one_cut_and_one_finished(rig, tmp_path)
 
 
 @pytest.mark.parametrize(("referee", "link"), COMBOS)
@@ -161,16 +171,12 @@ def test_a_tcp_engine_that_reconnects_within_the_grace_period(
 ) -> None:
     rig = start_rig(rig_factory, tmp_path, referee, link, "30")
     with engine(rig, "serial", "follower", link, 8) as serial:
-        with engine(rig, "tcp", "initiator", link, 9, "--games", "1", "--moves", "40") as tcp1:
-            wait_until(lambda: moves_played(rig) >= 6, timeout=30, what="a few moves")
-            tcp1.proc.kill()
+        kill_mid_game(rig, "tcp", "initiator", link, 9)
         # Back at once: its GAMEREQ makes the bridge close the old game without waiting 30 s.
         with engine(rig, "tcp", "initiator", link, 10, "--games", "1", "--moves", "3") as tcp2:
             assert tcp2.wait(25) == 0, tcp2.out.lines
         assert serial.wait(30) == 0
-    wait_until(lambda: len(games(tmp_path)) == 2, what="both games recorded")
-    assert len(finished(games(tmp_path))) == 1
-    assert_nobody_blamed(rig)
+    assert_one_cut_and_one_finished(rig, tmp_path)
 
 
 @pytest.mark.parametrize(("referee", "link"), COMBOS)
@@ -179,15 +185,11 @@ def test_a_serial_engine_that_restarts_mid_game(
 ) -> None:
     rig = start_rig(rig_factory, tmp_path, referee, link, "0.5")
     with engine(rig, "tcp", "follower", link, 11) as tcp:
-        with engine(rig, "serial", "initiator", link, 12, "--games", "1", "--moves", "40") as s1:
-            wait_until(lambda: moves_played(rig) >= 6, timeout=30, what="a few moves")
-            s1.proc.kill()  # the DOS PC is rebooted
+        kill_mid_game(rig, "serial", "initiator", link, 12)  # the DOS PC is rebooted
         with engine(rig, "serial", "initiator", link, 13, "--games", "1", "--moves", "3") as s2:
             assert s2.wait(60) == 0, s2.out.lines
         assert tcp.wait(30) == 0  # it played the new game and stopped with it
-    wait_until(lambda: len(games(tmp_path)) == 2, what="both games recorded")
-    assert len(finished(games(tmp_path))) == 1
-    assert_nobody_blamed(rig)
+    assert_one_cut_and_one_finished(rig, tmp_path)
 
 
 def test_the_trace_and_the_closing_counts_tell_the_same_story(rig_factory: RigFactory) -> None:

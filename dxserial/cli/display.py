@@ -1,8 +1,13 @@
-"""Drawing on a terminal: the live status line of a match or tournament."""
+"""Drawing on a terminal, and running a match or tournament under it: the live status line,
+signals that stop it cleanly, and the optional live web view."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 
 class TerminalProgress:
@@ -39,4 +44,47 @@ class TerminalProgress:
             self._showing = False
 
 
-__all__ = ["TerminalProgress"]
+def stdout_progress() -> TerminalProgress:
+    """Progress on stdout: a live line on a terminal, plain lines in a pipe or a log."""
+
+    def write(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    return TerminalProgress(write, live=sys.stdout.isatty())
+
+
+Publish = Callable[[dict[str, Any]], None]
+
+
+async def run_watched(
+    run: Callable[[], Awaitable[bool]],
+    stop: Callable[[], None],
+    *,
+    web: str | None,
+    allow: list[str],
+    say: Callable[[str], None],
+    title: str,
+    watch: Callable[[Publish], None],
+) -> bool:
+    """``run()`` with Ctrl-C/SIGTERM calling ``stop`` and, with ``web``, the live page fed
+    through ``watch`` (which hands the page's publish function to the program)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop)
+    server = None
+    try:
+        if web is not None:
+            from dxserial.web import start_web
+
+            server = await start_web(web, allow, say, title)
+            watch(server.publish)
+        return await run()
+    finally:
+        if server is not None:
+            await server.close()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+__all__ = ["TerminalProgress", "run_watched", "stdout_progress"]

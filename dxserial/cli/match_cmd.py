@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import signal
 import sys
 from pathlib import Path
 
@@ -13,13 +11,13 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
-from dxserial.cli.display import TerminalProgress
+from dxserial.cli.display import Publish, run_watched, stdout_progress
 from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
 from dxserial.engine.endpoint import EngineEndpoint, parse_engine_endpoint
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
-from dxserial.programs.match import FailurePolicy, Match, MatchConfig, Progress
+from dxserial.programs.match import FailurePolicy, Match, MatchConfig
 
 
 @app.command("match")
@@ -140,8 +138,14 @@ def match_command(
         name=check_name(name),
         log_messages=verbose >= 1,
     )
-    match = Match(endpoints[0], endpoints[1], config, progress=_progress())
-    completed = runtime.run(_run(match, web, allow))
+    match = Match(endpoints[0], endpoints[1], config, progress=stdout_progress())
+    def watch(publish: Publish) -> None:
+        match.watch = publish
+
+    completed = runtime.run(
+        run_watched(match.run, match.stop, web=web, allow=allow, say=match.progress.line,
+                    title=match.cfg.event, watch=watch)
+    )
     sys.stdout.flush()
     if not completed:
         print(
@@ -151,28 +155,3 @@ def match_command(
         raise typer.Exit(1)
 
 
-def _progress() -> Progress:
-    def write(text: str) -> None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-
-    return TerminalProgress(write, live=sys.stdout.isatty())
-
-
-async def _run(match: Match, web: str | None, allow: list[str]) -> bool:
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, match.stop)
-    server = None
-    try:
-        if web is not None:
-            from dxserial.web import start_web
-
-            server = await start_web(web, allow, match.progress.line, match.cfg.event)
-            match.watch = server.publish
-        return await match.run()
-    finally:
-        if server is not None:
-            await server.close()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import sys
 from pathlib import Path
 
@@ -12,11 +10,10 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
-from dxserial.cli.display import TerminalProgress
+from dxserial.cli.display import run_watched, stdout_progress
 from dxserial.cli.engine_cmd import link_options
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
-from dxserial.programs.match import Progress
 from dxserial.programs.tournament_runner import Tournament, load_spec
 
 
@@ -72,13 +69,17 @@ def tournament_command(
     tournament = Tournament(
         spec,
         options,
-        progress=_progress(),
+        progress=stdout_progress(),
         resume=resume,
         concurrency=concurrency,
         name=check_name(name),
         log_messages=verbose >= 1,
     )
-    completed = runtime.run(_run(tournament, web, allow))
+    completed = runtime.run(
+        run_watched(tournament.run, tournament.stop, web=web, allow=allow,
+                    say=tournament.progress.line, title=tournament.spec.event,
+                    watch=tournament.watchers.append)
+    )
     sys.stdout.flush()
     if not completed:
         done, total = len(tournament.state.games), len(tournament.schedule.games)
@@ -90,28 +91,3 @@ def tournament_command(
         raise typer.Exit(1)
 
 
-def _progress() -> Progress:
-    def write(text: str) -> None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-
-    return TerminalProgress(write, live=sys.stdout.isatty())
-
-
-async def _run(tournament: Tournament, web: str | None, allow: list[str]) -> bool:
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, tournament.stop)
-    server = None
-    try:
-        if web is not None:
-            from dxserial.web import start_web
-
-            server = await start_web(web, allow, tournament.progress.line, tournament.spec.event)
-            tournament.watchers.append(server.publish)
-        return await tournament.run()
-    finally:
-        if server is not None:
-            await server.close()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
