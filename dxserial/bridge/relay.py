@@ -49,6 +49,10 @@ from dxserial.game.record import GameRecord
 from dxserial.protocol.messages import Chat, GameRequest, Message, escape, parse
 from dxserial.protocol.session import Phase
 
+#: How much of what was delivered to a side is remembered, to name the messages a peer that
+#: reset its connection never took (a full socket send buffer is about this much).
+RECENT_BYTES = 256 * 1024
+
 #: How long after a CHAT from a NULMODEM engine an identical one, with no other message from
 #: that engine in between, is still taken for its retransmission.
 REPEAT_WINDOW = 300.0
@@ -184,9 +188,9 @@ class Relay:
         self._flight: dict[Side, deque[_Msg]] = {SERIAL: deque(), TCP: deque()}
         # The last messages delivered to each side, in case the other end's machine turns
         # out not to have taken them (see :meth:`unacknowledged`).
-        self._recent: dict[Side, deque[_Msg]] = {
-            SERIAL: deque(maxlen=4096), TCP: deque(maxlen=4096)
-        }
+        # Bounded by bytes (RECENT_BYTES), holding no parsed message: it is kept all along.
+        self._recent: dict[Side, deque[_Msg]] = {SERIAL: deque(), TCP: deque()}
+        self._recent_bytes: dict[Side, int] = {SERIAL: 0, TCP: 0}
         self._closeout: _Closeout | None = None
         self._ids = itertools.count(1)
         self._last_from_serial: tuple[bytes, float] | None = None
@@ -208,7 +212,7 @@ class Relay:
             if item.raw == raw:
                 del flight[i]
                 self._fate(item, side, "delivered")
-                self._recent[side].append(item)
+                self._remember(side, item)
                 break
         else:
             self._log(logging.DEBUG, f"{side}: delivery of '{escape(raw)}' not expected")
@@ -235,9 +239,24 @@ class Relay:
             item = recent.pop()
             covered += len(item.raw) + 1
             gone.append(item)
+        self._recent_bytes[side] -= covered
+        if covered < nbytes:
+            self._log(
+                logging.ERROR,
+                f"{direction(other(side))}: {nbytes - covered} more byte(s) of older messages "
+                f"possibly lost too (not named: more than {RECENT_BYTES} bytes back)",
+            )
         for item in reversed(gone):
             self._fate(item, side, "lost", f"possibly: {why}")
         return self._take()
+
+    def _remember(self, side: Side, item: _Msg) -> None:
+        """Keep the last RECENT_BYTES of what was delivered to ``side`` (see unacknowledged)."""
+        recent = self._recent[side]
+        recent.append(_Msg(item.id, item.sender, item.raw, None))
+        self._recent_bytes[side] += len(item.raw) + 1
+        while self._recent_bytes[side] > RECENT_BYTES:
+            self._recent_bytes[side] -= len(recent.popleft().raw) + 1
 
     def joined(self, side: Side, now: float, who: str = "") -> list[Action]:
         """A new engine session starts on ``side`` (a TCP peer connected, a port reopened)."""
@@ -264,6 +283,7 @@ class Relay:
         gone = f"the {side} engine went away"
         self._forget(side, f"{gone} before it was delivered")
         self._recent[side].clear()
+        self._recent_bytes[side] = 0
         waiting = self._held[other(side)]
         for item in [m for m in waiting if m.sender == side]:
             # Its sender's session is over: it must not start anything with the next engine.
