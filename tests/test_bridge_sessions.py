@@ -169,13 +169,15 @@ def test_a_tcp_engine_that_leaves_mid_game(
 def test_a_tcp_engine_that_reconnects_within_the_grace_period(
     rig_factory: RigFactory, tmp_path: Path, referee: str, link: str
 ) -> None:
-    rig = start_rig(rig_factory, tmp_path, referee, link, "30")
+    rig = start_rig(rig_factory, tmp_path, referee, link, "600")
     with engine(rig, "serial", "follower", link, 8) as serial:
         kill_mid_game(rig, "tcp", "initiator", link, 9)
-        # Back at once: its GAMEREQ makes the bridge close the old game without waiting 30 s.
+        # Back at once: its GAMEREQ makes the bridge close the old game, not the 10-minute
+        # grace (a game played within the wait below could not have waited for it).
         with engine(rig, "tcp", "initiator", link, 10, "--games", "1", "--moves", "3") as tcp2:
-            assert tcp2.wait(25) == 0, tcp2.out.lines
+            assert tcp2.wait(60) == 0, tcp2.out.lines
         assert serial.wait(30) == 0
+    assert "held until the" in rig.log()  # its GAMEREQ waited for the old game's close
     assert_one_cut_and_one_finished(rig, tmp_path)
 
 

@@ -102,6 +102,7 @@ class Bridge:
                 serial_repeats=config.link == "nulmodem",
                 grace={SERIAL: 0.0, TCP: config.peer_grace},
                 trace=trace is not None,
+                observe=observer is not None,
                 news=watch is not None,
             ),
             check=self._check,

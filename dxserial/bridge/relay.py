@@ -139,6 +139,8 @@ class RelaySettings:
     closeout_timeout: float = 30.0
     #: Build trace records (counts are kept either way).
     trace: bool = True
+    #: Emit :class:`Observed` for each message queued (someone displays them).
+    observe: bool = True
     #: Tell each game's story as :class:`News` actions (a live view is watching); this
     #: keeps a referee even with ``referee="off"``.
     news: bool = False
@@ -492,7 +494,8 @@ class Relay:
                 self._step_closeout(now)
             return
         self._arrival_record(item, "queued", error=error)
-        self._out.append(Observed(dir_, msg))
+        if self.settings.observe:
+            self._out.append(Observed(dir_, msg))
         self._route(other(sender), item)
 
     def _invalid(self, item: _Msg, exc: MessageError) -> None:

@@ -53,7 +53,7 @@ class Layer1Link(Protocol):
     def next_deadline(self) -> float | None: ...
     def reset(self) -> None: ...
     def clear(self) -> list[bytes]: ...
-    def confirm_written(self) -> None: ...
+    def confirm_written(self) -> bool: ...
     def close_input(self) -> None: ...
 
     @property
@@ -111,9 +111,14 @@ class NulLink:
         self._handed_out.append(raw)
         return nul_frame(raw)
 
-    def confirm_written(self) -> None:
-        """The bytes last handed out were written: report their messages delivered."""
+    def confirm_written(self) -> bool:
+        """The bytes last handed out were written: report their messages delivered.
+
+        ``True`` when that produced events (the caller must hand them out).
+        """
+        confirmed = bool(self._handed_out)
         self._confirm()
+        return confirmed
 
     def _confirm(self) -> None:
         for raw in self._handed_out:

@@ -339,8 +339,9 @@ class NulModemLink:
         self._framing_echoes.clear()
         self._deaf_until = -math.inf
 
-    def confirm_written(self) -> None:
+    def confirm_written(self) -> bool:
         """Nothing to do: a message is delivered when the echo of its end byte comes back."""
+        return False
 
     def close_input(self) -> None:
         """The line closed: a message half received is abandoned (reported as dropped)."""

@@ -199,8 +199,9 @@ class LinkDriver:
             self._written()
 
     def _written(self) -> None:
-        self.link.confirm_written()
-        self._again = True
+        # Only a write that delivered something needs another pass (NULMODEM echoes do not).
+        if self.link.confirm_written():
+            self._again = True
 
     def _arm_timer(self) -> None:
         if self._timer is not None:
