@@ -103,6 +103,7 @@ class Rig:
 
     def send(self, side: Side, raw: bytes) -> None:
         self.apply(self.relay.receive(side, raw, self.now))
+        self.apply(self.relay.settle())  # as the bridge does, after the write
 
     def join(self, side: Side = TCP) -> None:
         self.got[side] = []  # a new engine: it has received nothing yet
@@ -495,6 +496,38 @@ def test_delivery_is_confirmed_by_the_link_not_assumed() -> None:
     delivered = rig.messages("delivered")
     assert [r["id"] for r in delivered] == [rig.messages("queued")[0]["id"]]
     assert rig.relay.counts["serial->tcp"] == 1
+    rig.check_counts()
+
+
+@pytest.mark.parametrize("referee", ["off", "warn", "strict"])
+def test_the_forward_waits_for_the_referee_only_when_its_verdict_could_stop_it(
+    referee: str,
+) -> None:
+    """warn/off: a move goes out first and is judged on settle(), after the write; a
+    possible repeat, a GAMEREQ (it may change the roles) and everything under strict are
+    judged before anything goes out.  The records are the same either way."""
+    rig = Rig(referee)
+    rig.join(TCP)
+    first = rig.relay.receive(SERIAL, REQ_Z, rig.now)
+    kinds = [type(a) for a in first]
+    assert kinds.index(Trace) < kinds.index(Send)  # its record (judged) before the forward
+    rig.apply(first)
+    rig.send(TCP, ACC)
+    out = rig.relay.receive(SERIAL, b"M0000322800", rig.now)  # White 32-28, in turn
+    if referee == "strict":
+        kinds = [type(a) for a in out]
+        assert kinds.index(Trace) < kinds.index(Send)
+    else:
+        assert out == [Send(TCP, b"M0000322800")]  # no record yet: nothing judged
+    rig.apply(out)
+    rig.apply(rig.relay.settle())
+    assert rig.messages("queued")[-1]["raw"] == "M0000322800"
+    again = rig.relay.receive(SERIAL, b"M0000322800", rig.now)  # a NULMODEM repeat
+    assert not any(isinstance(a, Send) for a in again)  # judged first, and dropped
+    rig.apply(again)
+    assert rig.messages("dropped")[-1]["reason"] == "duplicate"
+    assert rig.got[TCP] == [REQ_Z, b"M0000322800"]
+    assert rig.relay.counts["violations"] == 0
     rig.check_counts()
 
 

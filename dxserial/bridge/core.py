@@ -122,11 +122,13 @@ class Bridge:
         return {key: counts.get(key, 0) for key in COUNT_KEYS}
 
     def _now(self) -> float:
-        return asyncio.get_running_loop().time()
+        return self._drivers[SERIAL].now()  # the running loop's clock
 
     # ------------------------------------------------------------------ actions
 
     def _apply(self, actions: list[Action]) -> None:
+        if not actions and self._timer is None and self.relay.next_deadline() is None:
+            return
         for action in actions:
             if isinstance(action, Send):
                 try:
@@ -353,6 +355,7 @@ class Bridge:
         now = self._now()
         if isinstance(event, MessageReceived):
             self._apply(self.relay.receive(SERIAL, event.raw, now))
+            self._apply(self.relay.settle())  # judged after the write
         elif isinstance(event, MessageDelivered):
             self._apply(self.relay.delivered(SERIAL, event.raw, now))
         elif isinstance(event, LinkDown):
@@ -469,6 +472,7 @@ class Bridge:
         now = self._now()
         if isinstance(event, MessageReceived):
             self._apply(self.relay.receive(TCP, event.raw, now))
+            self._apply(self.relay.settle())  # judged after the write
         elif isinstance(event, MessageDelivered):
             self._apply(self.relay.delivered(TCP, event.raw, now))
         elif isinstance(event, LinkProblem):

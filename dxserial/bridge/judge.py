@@ -32,7 +32,7 @@ def other(side: Side) -> Side:
     return TCP if side == SERIAL else SERIAL
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: one is built per message (read it, do not change it)
 class Judgement:
     """What the judge made of one message.
 
@@ -192,6 +192,8 @@ class Judge:
 
     def take_news(self) -> list[GameNews]:
         """The news since the last call (empty unless the judge was made with ``news``)."""
+        if not self._news:
+            return []
         out, self._news = self._news, []
         return out
 
@@ -201,6 +203,17 @@ class Judge:
         self._fresh()
         self.roles_known = False
         return record
+
+    def may_keep_back(self, sender: Side, msg: Message) -> bool:
+        """Whether judging ``msg`` could stop it (so it must be judged before it is sent).
+
+        Under ``warn`` and ``off`` only a repeated delivery is kept back; a GAMEREQ may also
+        change who is the initiator.  Everything else can be forwarded first and judged
+        right after the write, off the message's way.
+        """
+        if self.mode == "strict" or isinstance(msg, GameRequest):
+            return True
+        return self.dialogue.may_be_repeat(msg, self.roles[sender])
 
     def judge(self, sender: Side, msg: Message) -> Judgement:
         initiator = self._learn_roles(sender, msg)
@@ -276,13 +289,12 @@ class Judge:
     def _dialogue_only(
         self, sender: Side, msg: Message, role: Role, initiator: Side | None
     ) -> Judgement:
-        try:
-            self._dialogue.handle(msg, role)
-        except DuplicateMessageError as exc:
-            return Judgement(role, duplicate=str(exc))
-        except DialogueError as exc:
+        outcome = self._dialogue.attempt(msg, role)
+        if isinstance(outcome, DuplicateMessageError):
+            return Judgement(role, duplicate=str(outcome))
+        if isinstance(outcome, DialogueError):
             return Judgement(
-                role, violation=f"the {sender} engine broke the dialogue: {exc}"
+                role, violation=f"the {sender} engine broke the dialogue: {outcome}"
             )
         return Judgement(role, initiator=initiator)
 

@@ -199,16 +199,36 @@ class Relay:
         self._previous: dict[Side, bytes] = {SERIAL: b"", TCP: b""}  # last message per side
         self.counts: Counter[str] = Counter()
         self._out: list[Action] = []
+        # Forwarded before being judged (see settle()); judged in order, before anything else.
+        self._unjudged: deque[tuple[_Msg, Message, float]] = deque()
 
     # ------------------------------------------------------------------ inputs
 
     def receive(self, sender: Side, raw: bytes, now: float) -> list[Action]:
-        """A complete message arrived from ``sender``'s engine."""
+        """A complete message arrived from ``sender``'s engine.
+
+        When judging cannot stop it (``warn``/``off``, not a possible repeat, no game being
+        closed), only its :class:`Send` comes out here: apply that, then call
+        :meth:`settle` for the judgement, so the referee's work is done after the write
+        instead of on the message's way.  Any other call settles first as well.
+        """
+        self._settle()
         self._arrive(_Msg(next(self._ids), sender, bytes(raw), None), now)
         return self._take()
 
+    def settle(self) -> list[Action]:
+        """Judge the messages forwarded ahead of their judgement (records, logs, counts)."""
+        self._settle()
+        return self._take()
+
+    def _settle(self) -> None:
+        while self._unjudged:
+            item, msg, now = self._unjudged.popleft()
+            self._judge_and_route(item, msg, now, forwarded=True)
+
     def delivered(self, side: Side, raw: bytes, now: float) -> list[Action]:
         """``side``'s link confirmed that its engine got ``raw``."""
+        self._settle()
         flight = self._flight[side]
         for i, item in enumerate(flight):
             if item.raw == raw:
@@ -222,6 +242,7 @@ class Relay:
 
     def undelivered(self, side: Side, raws: list[bytes], why: str, now: float) -> list[Action]:
         """``side``'s link gave up on these messages (the line is down, the queue full)."""
+        self._settle()
         for raw in raws:
             flight = self._flight[side]
             item = next((m for m in flight if m.raw == raw), None)
@@ -234,6 +255,7 @@ class Relay:
     def unacknowledged(self, side: Side, nbytes: int, why: str, now: float) -> list[Action]:
         """``side``'s link ended with ``nbytes`` written but never taken by the other end:
         the last messages delivered there (as far as the bytes go) are possibly lost."""
+        self._settle()
         recent = self._recent[side]
         covered = 0
         gone: list[_Msg] = []
@@ -262,6 +284,7 @@ class Relay:
 
     def joined(self, side: Side, now: float, who: str = "") -> list[Action]:
         """A new engine session starts on ``side`` (a TCP peer connected, a port reopened)."""
+        self._settle()
         self.session[side] += 1
         self.present[side] = True
         held = self._held[side]
@@ -278,6 +301,7 @@ class Relay:
 
     def left(self, side: Side, now: float, why: str = "") -> list[Action]:
         """The engine on ``side`` is gone (peer closed, port given up)."""
+        self._settle()
         if not self.present[side]:
             return []
         self.present[side] = False
@@ -314,6 +338,7 @@ class Relay:
 
     def poll(self, now: float) -> list[Action]:
         """Fire the timers that are due (the grace period, the close-out's patience)."""
+        self._settle()
         self._poll(now)
         return self._take()
 
@@ -336,6 +361,7 @@ class Relay:
 
     def shutdown(self, now: float) -> list[Action]:
         """The bridge stops: whatever was not delivered is lost, each one named."""
+        self._settle()
         why = "the bridge stopped"
         for side in (SERIAL, TCP):
             while self._flight[side]:
@@ -424,9 +450,15 @@ class Relay:
             self._closeout.held.append((item, now))
             self._start_closeout(now)
             return
+        if co is None and not self.judge.may_keep_back(sender, msg):
+            self._route(other(sender), item)  # judged by settle(), after the write
+            self._unjudged.append((item, msg, now))
+            return
         self._judge_and_route(item, msg, now)
 
-    def _judge_and_route(self, item: _Msg, msg: Message, now: float) -> None:
+    def _judge_and_route(
+        self, item: _Msg, msg: Message, now: float, *, forwarded: bool = False
+    ) -> None:
         assert item.sender is not None
         sender = item.sender
         verdict = self.judge.judge(sender, msg)
@@ -435,15 +467,22 @@ class Relay:
         if verdict.record is not None:
             self._out.append(WriteRecord(verdict.record))
         try:
-            self._route_judged(item, msg, verdict, now)
+            self._route_judged(item, msg, verdict, now, forwarded)
         finally:
             for note in verdict.notes:
                 self._log(logging.INFO, f"referee: {note}")
 
-    def _route_judged(self, item: _Msg, msg: Message, verdict: Judgement, now: float) -> None:
+    def _route_judged(
+        self, item: _Msg, msg: Message, verdict: Judgement, now: float, forwarded: bool
+    ) -> None:
         assert item.sender is not None
         sender = item.sender
         dir_ = direction(sender)
+        if forwarded:
+            # On its way already: judge.may_keep_back() said no verdict could stop it.
+            assert verdict.forward, verdict
+            self._judged_on_its_way(item, msg, verdict)
+            return
         if verdict.duplicate is not None:
             self._drop(
                 item, "duplicate", verdict.duplicate,
@@ -461,16 +500,7 @@ class Relay:
             if verdict.chat is not None:
                 self._bridge_sends(sender, verdict.chat, "tells the sender why", judged=False)
             return
-        error = None
-        if verdict.violation is not None:
-            self.counts["violations"] += 1
-            error = verdict.violation
-            prefix = "referee: " if self.judge.mode != "off" else ""
-            self._log(
-                logging.WARNING,
-                f"{dir_}: {prefix}{verdict.violation} (forwarded)",
-                kind=f"referee {dir_}",
-            )
+        error = self._violation(dir_, verdict)
         co = self._closeout
         if co is not None and sender != co.departed:
             # The engine that stayed speaks to the one that left: nobody receives it.
@@ -497,6 +527,28 @@ class Relay:
         if self.settings.observe:
             self._out.append(Observed(dir_, msg))
         self._route(other(sender), item)
+
+    def _judged_on_its_way(self, item: _Msg, msg: Message, verdict: Judgement) -> None:
+        """The records of a message that was forwarded before it was judged."""
+        assert item.sender is not None
+        dir_ = direction(item.sender)
+        error = self._violation(dir_, verdict)
+        self._arrival_record(item, "queued", error=error)
+        if self.settings.observe:
+            self._out.append(Observed(dir_, msg))
+
+    def _violation(self, dir_: str, verdict: Judgement) -> str | None:
+        """Count and log a violation the message is forwarded with; its text for the trace."""
+        if verdict.violation is None:
+            return None
+        self.counts["violations"] += 1
+        prefix = "referee: " if self.judge.mode != "off" else ""
+        self._log(
+            logging.WARNING,
+            f"{dir_}: {prefix}{verdict.violation} (forwarded)",
+            kind=f"referee {dir_}",
+        )
+        return verdict.violation
 
     def _invalid(self, item: _Msg, exc: MessageError) -> None:
         assert item.sender is not None
@@ -738,7 +790,9 @@ class Relay:
 
     def _take(self) -> list[Action]:
         """The actions so far; the judge's news go last (no rule depends on them)."""
-        self._out.extend(News(item) for item in self.judge.take_news())
+        news = self.judge.take_news()
+        if news:
+            self._out.extend(News(item) for item in news)
         out, self._out = self._out, []
         return out
 

@@ -26,7 +26,6 @@ with reason 0 an unreliable game's result is ``*`` (the final position is unknow
 
 from __future__ import annotations
 
-import copy
 import enum
 from dataclasses import dataclass, replace
 
@@ -112,7 +111,7 @@ def gameend_result(reason: EndReason, colour: Colour, who: str) -> GameResult | 
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: one is built per message (read it, do not change it)
 class Verdict:
     """The referee's judgement of one message.
 
@@ -228,12 +227,6 @@ class Referee:
         colour = self._dialogue.colour_of(sender) if self._in_game() else None
         return f"{sender} ({colour_name(colour)})" if colour is not None else str(sender)
 
-    def _before(self) -> Position | None:
-        """The position a message is judged in, while it is known."""
-        if not self._in_game() or self._unreliable_from is not None or not self._positions:
-            return None
-        return self._positions[-1]
-
     # ------------------------------------------------------------------ judging
 
     def observe(self, msg: Message, sender: Role) -> Verdict:
@@ -244,15 +237,21 @@ class Referee:
         """
         if not isinstance(msg, _DXP_TYPES):
             raise TypeError(f"not a DXP message: {type(msg).__name__}")
-        sender = Role(sender)
-        who = self._who(sender)
-        judged_in = self._before()  # written out as FEN only when a violation names it
-        colour = self._dialogue.colour_of(sender) if self._in_game() else None
-        trial = copy.copy(self._dialogue)  # committed only if the message is applied
-        try:
-            events = trial.handle(msg, sender)
-        except DialogueError as exc:
-            return self._dialogue_violation(msg, sender, who, judged_in, colour, exc)
+        if sender.__class__ is not Role:
+            sender = Role(sender)
+        in_game = self._in_game()
+        colour = self._dialogue.colour_of(sender) if in_game else None
+        who = f"{sender} ({colour_name(colour)})" if colour is not None else str(sender)
+        # The position it is judged in: written out as FEN only when a violation names it.
+        judged_in = (
+            self._positions[-1]
+            if in_game and self._unreliable_from is None and self._positions
+            else None
+        )
+        trial = self._dialogue.fork()  # committed only if the message is applied
+        events = trial.attempt(msg, sender)
+        if isinstance(events, DialogueError):
+            return self._dialogue_violation(msg, sender, who, judged_in, colour, events)
         played = next((e for e in events if isinstance(e, MovePlayed)), None)
         if played is not None:
             assert isinstance(msg, Move)

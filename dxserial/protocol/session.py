@@ -451,6 +451,14 @@ class Dialogue:
         wrong moment, :class:`DuplicateMessageError` if it is also a byte-for-byte repeat
         of the sender's previous message. Either way the state is left unchanged.
         """
+        outcome = self.attempt(msg, sender)
+        if isinstance(outcome, DialogueError):
+            raise outcome
+        return outcome
+
+    def attempt(self, msg: Message, sender: Role) -> list[DialogueEvent] | DialogueError:
+        """:meth:`handle` that returns the error instead of raising it (a referee judges
+        every message, and most violations come in floods: no exception per message)."""
         if not isinstance(msg, _DXP_TYPES):
             raise TypeError(f"not a DXP message: {type(msg).__name__}")
         s = self._state
@@ -459,7 +467,7 @@ class Dialogue:
             # Its from-square was vacated by the first one: no side can legally play the same
             # MOVE twice in a row, even when it is its turn again (the reply to the first
             # arrived before the NULMODEM repeat).
-            raise DuplicateMessageError(
+            return DuplicateMessageError(
                 f"{sender} sent the same MOVE as its previous move ({escape(wire)}): "
                 "a repeated delivery (NULMODEM retransmission?)",
                 side=sender.value,
@@ -469,16 +477,16 @@ class Dialogue:
         except _Refused as refused:
             if s.last_wire.get(sender) == wire:
                 why = f"{refused.reason}: a repeated delivery (NULMODEM retransmission?)"
-                raise DuplicateMessageError(
+                return DuplicateMessageError(
                     f"{sender} sent the same {msg.NAME} again ({escape(wire)}) but {why}",
                     side=sender.value,
                     reason=why,
-                ) from None
-            raise DialogueError(
+                )
+            return DialogueError(
                 f"{sender} sent {msg.NAME} but {refused.reason}",
                 side=sender.value,
                 reason=refused.reason,
-            ) from None
+            )
         last_move = dict(new.last_move)
         if any(isinstance(e, (GameStarted, TakeBack)) for e in events):
             last_move = {}
@@ -486,6 +494,22 @@ class Dialogue:
             last_move[sender] = wire
         self._state = replace(new, last_wire={**new.last_wire, sender: wire}, last_move=last_move)
         return events
+
+    def fork(self) -> Dialogue:
+        """An independent copy (the state is immutable: this is cheap), to try a message on."""
+        twin = Dialogue.__new__(Dialogue)
+        twin._state = self._state
+        return twin
+
+    def may_be_repeat(self, msg: Message, sender: Role) -> bool:
+        """Whether :meth:`handle` could take ``msg`` for a repeated delivery: the one verdict
+        on which a forgiving referee keeps a message back, so the bridge judges such a
+        message before forwarding it and any other one after."""
+        wire = msg.wire
+        s = self._state
+        return s.last_wire.get(sender) == wire or (
+            isinstance(msg, Move) and s.last_move.get(sender) == wire
+        )
 
     @property
     def phase(self) -> Phase:
