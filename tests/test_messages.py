@@ -21,6 +21,7 @@ from dxserial.protocol.messages import (
     GameAccept,
     GameEnd,
     GameRequest,
+    Message,
     Move,
     Piece,
     StopCode,
@@ -248,3 +249,40 @@ def test_random_bodies_after_a_valid_type_letter(letter: str, body: bytes) -> No
             parse(letter.encode() + body, strict=strict)
         except MessageError as exc:
             assert "\n" not in str(exc)
+
+
+# The one-step MOVE path must agree with the field-by-field reader on every input: the same
+# message (raw bytes included) for a good MOVE, the reader's error for a bad one.
+_move_like = st.builds(
+    lambda digits, count, extra: b"M" + digits.encode() + (b"%02d" % count) + extra.encode(),
+    st.text("0123456789", min_size=6, max_size=8),
+    st.integers(0, 21),
+    st.text("0123456789", max_size=44),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(raw=st.one_of(_move_like, st.binary(max_size=60).map(lambda b: b"M" + b)))
+def test_the_quick_move_path_agrees_with_the_field_reader(raw: bytes) -> None:
+    from dxserial.protocol.messages import _parse_fields
+
+    try:
+        expected: Message | MessageError = _parse_fields(raw, True)
+    except MessageError as exc:
+        expected = exc
+    try:
+        got: Message | MessageError = parse(raw)
+    except MessageError as exc:
+        got = exc
+    if isinstance(expected, MessageError):
+        assert isinstance(got, MessageError) and str(got) == str(expected)
+    else:
+        assert got == expected and got.raw == expected.raw == raw and got.warnings == ()
+
+
+def test_a_capture_move_is_read_the_same_both_ways() -> None:
+    from dxserial.protocol.messages import _parse_fields
+
+    raw = b"M00123546022334"  # 12 s, 35 to 46 capturing 23 and 34: fields only, no board
+    assert parse(raw) == _parse_fields(raw, True)
+    assert parse(raw).captured == (23, 34)

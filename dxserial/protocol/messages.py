@@ -9,6 +9,7 @@ never a re-encoding, because engines differ in details that must survive untouch
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
@@ -394,12 +395,48 @@ def _first_bad_byte(data: bytes) -> tuple[int, int] | None:
     return None
 
 
+# A well-formed MOVE, most of a game's messages: matched in one step; anything else (and
+# any MOVE this does not take) goes through the field-by-field reader, which says what is
+# wrong.
+_MOVE = re.compile(rb"M([0-9]{4})([0-9]{2})([0-9]{2})([0-9]{2})((?:[0-9]{2}){0,20})")
+
+
+def _quick_move(data: bytes) -> Move | None:
+    match = _MOVE.fullmatch(data)
+    if match is None:
+        return None
+    seconds, src_text, dst_text, count_text, rest = match.groups()
+    src, dst = int(src_text), int(dst_text)
+    if not (1 <= src <= SQUARES and 1 <= dst <= SQUARES) or len(rest) != 2 * int(count_text):
+        return None
+    captured = tuple(int(rest[i : i + 2]) for i in range(0, len(rest), 2))
+    if captured and (
+        len(set(captured)) != len(captured)
+        or src in captured
+        or dst in captured
+        or not all(1 <= sq <= SQUARES for sq in captured)
+    ):
+        return None
+    return Move(
+        seconds=int(seconds), from_square=src, to_square=dst, captured=captured, raw=bytes(data)
+    )
+
+
 def parse(data: bytes, *, strict: bool = True) -> Message:
     """Parse one message (without its layer-1 framing).
 
     ``strict=False`` accepts the variants real engines send (fractional minutes, a name
     starting with a blank) and lists each in the message's ``warnings``.
     """
+    if data[:1] == b"M":
+        quick = _quick_move(data)
+        if quick is not None:
+            return quick
+    return _parse_fields(data, strict)
+
+
+def _parse_fields(data: bytes, strict: bool) -> Message:
+    """:func:`parse`, field by field: every message type, and the error for a bad one."""
     if not data:
         raise MessageError("empty message: expected a type letter", field="type", offset=0)
     if len(data) > MAX_MESSAGE_LEN:
