@@ -8,6 +8,7 @@ the standard loop, to compare the two or to rule uvloop out when hunting a probl
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -27,7 +28,14 @@ def loop_name() -> str:
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)`` on the loop :func:`loop_name` names."""
+    """``asyncio.run(main)`` on the loop :func:`loop_name` names.
+
+    What start-up imported (typer, pydantic, rich: hundreds of thousands of objects) is
+    moved out of the garbage collector's sight first, so that its full collections,
+    which a long-running bridge triggers now and then, do not walk them all again.
+    """
+    gc.collect()
+    gc.freeze()
     if loop_name() == "uvloop":
         import uvloop
 

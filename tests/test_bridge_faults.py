@@ -104,8 +104,13 @@ def test_unplug_and_replug_mid_game_loses_nothing(rig_factory: RigFactory, scan_
         raw = scan_game[20]["message"].encode()
         assert scan_game[20]["from"] == "initiator"
         client.send(raw)
-        wait_until(lambda: "tcp->serial" in rig.trace_path.read_text().splitlines()[-1],
-                   what="the move reaching the bridge")
+        wait_until(
+            lambda: any(
+                '"action":"queued"' in line and raw.decode() in line
+                for line in rig.trace_path.read_text().splitlines()
+            ),
+            what="the move reaching the bridge",
+        )
         rig.vpair.send("replug a")
         rig.vpair.out.expect("replugged a")
         assert engine.expect() == raw

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from dxserial.errors import FramingError
-from dxserial.protocol.framing import FrameDropped, FrameReceived, NulFramer, nul_frame
+from dxserial.protocol.framing import FrameDropped, FrameReceived, NulFramer, check_message
 from dxserial.protocol.nulmodem import (
     LinkEvent,
     LinkProblem,
@@ -81,10 +81,10 @@ class NulLink:
 
     def check(self, raw: bytes) -> None:
         """Raise :class:`FramingError` if ``raw`` cannot be framed (queue aside)."""
-        nul_frame(raw)
+        check_message(raw)
 
     def send(self, raw: bytes, now: float) -> None:
-        self.check(raw)
+        check_message(raw)  # checked once, here: data_to_send() only adds the NUL
         if len(self._queue) >= self._max_queue:
             raise FramingError(f"send queue full ({self._max_queue} messages)")
         self._queue.append(raw)
@@ -104,21 +104,23 @@ class NulLink:
 
         It counts as delivered once :meth:`confirm_written` is called.
         """
-        self._confirm()
+        if self._handed_out:
+            self._confirm()
         if not self._queue:
             return b""
         raw = self._queue.popleft()
         self._handed_out.append(raw)
-        return nul_frame(raw)
+        return raw + b"\x00"
 
     def confirm_written(self) -> bool:
         """The bytes last handed out were written: report their messages delivered.
 
         ``True`` when that produced events (the caller must hand them out).
         """
-        confirmed = bool(self._handed_out)
+        if not self._handed_out:
+            return False
         self._confirm()
-        return confirmed
+        return True
 
     def _confirm(self) -> None:
         for raw in self._handed_out:

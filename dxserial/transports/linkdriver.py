@@ -56,13 +56,17 @@ class LinkDriver:
         self._servicing = False
         self._again = False
         self._watchers: list[tuple[Callable[[], None], Callable[[], None]]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def port(self) -> ByteLink | None:
         return self._port
 
     def now(self) -> float:
-        return asyncio.get_running_loop().time()
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        return loop.time()
 
     def attach(self, port: ByteLink) -> None:
         """Start using ``port``; after a previous port, unconfirmed output is sent again."""

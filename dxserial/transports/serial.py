@@ -159,11 +159,29 @@ class SerialLink(StreamLink):
 
 
 class _NonBlockingSerial(serial.Serial):  # type: ignore[misc]
-    """pyserial's POSIX port with a ``write()`` that never spins.
+    """pyserial's POSIX port with a ``write()`` that never spins and a plain ``read()``.
 
     One ``os.write``; a full buffer raises ``BlockingIOError``, which
     serial_asyncio_fast's transport answers by waiting for the fd to become writable.
     """
+
+    def read(self, size: int = 1) -> bytes:
+        """One ``os.read`` (pyserial's adds a ``select`` per call); the transport calls this
+        only when the fd is readable, so no data means the device is gone."""
+        if not self.is_open:
+            raise serial.PortNotOpenError()
+        try:
+            data = os.read(self.fd, size)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except OSError as exc:
+            raise serial.SerialException(f"read failed: {exc.strerror or exc}") from exc
+        if not data:
+            raise serial.SerialException(
+                "device reports readiness to read but returned no data "
+                "(device disconnected or multiple access on port?)"
+            )
+        return data
 
     def write(self, data: bytes) -> int:
         if not self.is_open:
