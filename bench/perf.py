@@ -42,6 +42,7 @@ from dxserial.testing.rig import Bridge
 HERE = Path(__file__).resolve().parent
 
 MOVE = b"M0000342900"
+GAMEREQ_A = b"R01DXP Client                      W002075A"
 GAMEREQ_B = (
     b"R01DXP Client                      W002075B"
     b"Wzzzzzzzzzzzzzzzzzzzzeeeeeeeeeewwwwwwwwwwwwwwwwwwww"
@@ -140,7 +141,9 @@ def run_nulmodem(args: argparse.Namespace) -> str:
                                  thread=False) for end, seed in (("a", 1), ("b", 2)))
             try:
                 rtt = _echo_round_trip(a.fd, b.fd)
-                for label, raw in (("MOVE", MOVE), ("GAMEREQ form B", GAMEREQ_B)):
+                for label, raw in (
+                    ("MOVE", MOVE), ("GAMEREQ form A", GAMEREQ_A), ("GAMEREQ form B", GAMEREQ_B)
+                ):
                     print(f"bench: nulmodem {label} at {baud} baud ...", file=sys.stderr)
                     _deliver(a, b, raw)  # warm-up
                     times = [_deliver(a, b, raw) for _ in range(deliveries)]
