@@ -107,56 +107,83 @@ def bridge_configs(harness: Path) -> list[tuple[str, list[str]]]:
 
 
 def run_bridges(args: argparse.Namespace) -> str:
+    """Rounds: each round runs every bridge once, in turn, so that a slow spell of this
+    shared machine hits all of them alike; ratios are formed within a round."""
     harness = find_harness(args.harness)
-    rows: dict[str, dict[str, list[float]]] = {}
+    configs = bridge_configs(harness)
+    rows: dict[str, dict[str, list[float]]] = {
+        label: {"rtt": [], "p99": [], "mibs": [], "intact": []} for label, _ in configs
+    }
+    per_round: list[dict[str, dict[str, float]]] = []
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for label, extra in bridge_configs(harness):
-            out = Path(tmp) / "out.jsonl"
-            out.unlink(missing_ok=True)
-            cmd = [
-                sys.executable, str(harness), *extra, "--bulk-pattern", "ascii",
-                "--bulk-bytes", str(BULK_BYTES), "--repeat", str(args.repeat),
-                "--n", str(args.frames), "--json-out", str(out), "--label", label,
-            ]
-            print(f"bench: {label} ...", file=sys.stderr, flush=True)
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False, timeout=3600)
-            row = rows.setdefault(label, {"rtt": [], "p99": [], "mibs": [], "intact": []})
-            for line in out.read_text().splitlines() if out.exists() else []:
-                rec = json.loads(line)
-                if "error" in rec:
-                    notes.append(f"{label}: {rec['error']}")
-                elif rec["phase"] == "latency":
-                    row["rtt"].append(rec["us_median"])
-                    row["p99"].append(rec["us_p99"])
-                elif rec.get("MiB_per_s") is not None:
-                    row["mibs"].append(rec["MiB_per_s"])
-                    row["intact"].append(1.0 if rec["intact"] else 0.0)
-    med = {k: _median(v["rtt"]) for k, v in rows.items()}
-    bulk = {k: _median(v["mibs"]) for k, v in rows.items()}
+        for round_no in range(args.repeat):
+            this_round: dict[str, dict[str, float]] = {}
+            for label, extra in configs:
+                out = Path(tmp) / "out.jsonl"
+                out.unlink(missing_ok=True)
+                cmd = [
+                    sys.executable, str(harness), *extra, "--bulk-pattern", "ascii",
+                    "--bulk-bytes", str(BULK_BYTES), "--repeat", "1",
+                    "--n", str(args.frames), "--json-out", str(out), "--label", label,
+                ]
+                print(f"bench: round {round_no + 1}: {label} ...", file=sys.stderr, flush=True)
+                subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False, timeout=3600)
+                row = rows[label]
+                got = this_round.setdefault(label, {})
+                for line in out.read_text().splitlines() if out.exists() else []:
+                    rec = json.loads(line)
+                    if "error" in rec:
+                        notes.append(f"{label}: {rec['error']}")
+                    elif rec["phase"] == "latency":
+                        row["rtt"].append(rec["us_median"])
+                        row["p99"].append(rec["us_p99"])
+                        got["rtt"] = rec["us_median"]
+                    elif rec.get("MiB_per_s") is not None:
+                        row["mibs"].append(rec["MiB_per_s"])
+                        row["intact"].append(1.0 if rec["intact"] else 0.0)
+                        got["mibs"] = rec["MiB_per_s"]
+            per_round.append(this_round)
     ser2net = next((k for k in rows if k.startswith("ser2net")), None)
+
+    def round_ratios(label: str, key: str) -> list[float]:
+        if ser2net is None:
+            return []
+        return [
+            r[label][key] / r[ser2net][key]
+            for r in per_round
+            if key in r.get(label, {}) and r.get(ser2net, {}).get(key)
+        ]
+
     lines = [
-        "| bridge | runs | round trip median µs | p99 µs | bulk MiB/s (ascii) | bulk intact "
-        "| round trip vs ser2net | bulk vs ser2net |",
-        "|---|---|---|---|---|---|---|---|",
+        "| bridge | runs | round trip median µs | p99 µs | p99 / median | bulk MiB/s (ascii) "
+        "| bulk intact | round trip vs ser2net | bulk vs ser2net |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label, v in rows.items():
-        vs_rtt = _ratio(med[label], med.get(ser2net) if ser2net else None)
-        vs_bulk = _ratio(bulk[label], bulk.get(ser2net) if ser2net else None)
+        rtt, p99 = _median(v["rtt"]), _median(v["p99"])
+        spread = f"{p99 / rtt:.1f}" if rtt and p99 else "-"
+        vs_rtt, vs_bulk = _median(round_ratios(label, "rtt")), _median(round_ratios(label, "mibs"))
         lines.append(
-            f"| {label} | {len(v['rtt'])} | {_fmt(med[label])} | {_fmt(_median(v['p99']))} "
-            f"| {_fmt(bulk[label], 2)} | {int(sum(v['intact']))}/{len(v['intact'])} "
-            f"| {vs_rtt} | {vs_bulk} |"
+            f"| {label} | {len(v['rtt'])} | {_fmt(rtt)} | {_fmt(p99)} | {spread} "
+            f"| {_fmt(_median(v['mibs']), 2)} | {int(sum(v['intact']))}/{len(v['intact'])} "
+            f"| {_fmt_ratio(vs_rtt)} | {_fmt_ratio(vs_bulk)} |"
         )
     text = "\n".join(lines)
     text += (
         f"\n\nLatency: {args.frames} frames `M0012061100\\0` one at a time. Bulk: "
         f"{BULK_BYTES} bytes of repeated frames (a whole number of messages: a DXP bridge "
-        "forwards whole messages only), echoed back through the bridge, checked byte for byte."
+        "forwards whole messages only), echoed back through the bridge, checked byte for byte. "
+        f"{args.repeat} rounds; each round runs every bridge once, in this order; a ratio is "
+        "the median over rounds of (this bridge / ser2net) within the round."
     )
     if notes:
         text += "\n\nErrors: " + "; ".join(notes)
     return text
+
+
+def _fmt_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
 
 
 def _median(values: list[float]) -> float | None:
@@ -165,12 +192,6 @@ def _median(values: list[float]) -> float | None:
 
 def _fmt(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
-
-
-def _ratio(ours: float | None, theirs: float | None) -> str:
-    if ours is None or not theirs:
-        return "-"
-    return f"{ours / theirs:.2f}x"
 
 
 # ----------------------------------------------------------------------- results file

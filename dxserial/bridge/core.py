@@ -129,7 +129,7 @@ class Bridge:
     def _apply(self, actions: list[Action]) -> None:
         if not actions and self._timer is None and self.relay.next_deadline() is None:
             return
-        for action in actions:
+        for action in actions:  # the most frequent first
             if isinstance(action, Send):
                 try:
                     self._drivers[action.side].send(action.raw)
@@ -137,12 +137,12 @@ class Bridge:
                     self._apply(
                         self.relay.undelivered(action.side, [action.raw], str(exc), self._now())
                     )
-            elif isinstance(action, Forget):
-                self._drivers[action.side].link.clear()
-            elif isinstance(action, Trace):
-                self._files.trace(action.fields)
             elif isinstance(action, Log):
                 self._log(action.level, action.text, action.kind)
+            elif isinstance(action, Trace):
+                self._files.trace(action.fields)
+            elif isinstance(action, Forget):
+                self._drivers[action.side].link.clear()
             elif isinstance(action, WriteRecord):
                 self._files.record(action.record)
             elif isinstance(action, Observed) and self._observer is not None:

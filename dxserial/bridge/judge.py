@@ -190,10 +190,12 @@ class Judge:
             self._open = None
         return record
 
+    @property
+    def has_news(self) -> bool:
+        return bool(self._news)
+
     def take_news(self) -> list[GameNews]:
         """The news since the last call (empty unless the judge was made with ``news``)."""
-        if not self._news:
-            return []
         out, self._news = self._news, []
         return out
 

@@ -58,8 +58,11 @@ RECENT_BYTES = 256 * 1024
 REPEAT_WINDOW = 300.0
 
 
+_DIRECTIONS: dict[Side, str] = {SERIAL: "serial->tcp", TCP: "tcp->serial"}
+
+
 def direction(sender: Side) -> str:
-    return "serial->tcp" if sender == SERIAL else "tcp->serial"
+    return _DIRECTIONS[sender]
 
 
 # --------------------------------------------------------------------------- actions
@@ -277,10 +280,12 @@ class Relay:
     def _remember(self, side: Side, item: _Msg) -> None:
         """Keep the last RECENT_BYTES of what was delivered to ``side`` (see unacknowledged)."""
         recent = self._recent[side]
-        recent.append(_Msg(item.id, item.sender, item.raw, None))
-        self._recent_bytes[side] += len(item.raw) + 1
-        while self._recent_bytes[side] > RECENT_BYTES:
-            self._recent_bytes[side] -= len(recent.popleft().raw) + 1
+        item.msg = None  # delivered: only its bytes are kept
+        recent.append(item)
+        total = self._recent_bytes[side] + len(item.raw) + 1
+        while total > RECENT_BYTES:
+            total -= len(recent.popleft().raw) + 1
+        self._recent_bytes[side] = total
 
     def joined(self, side: Side, now: float, who: str = "") -> list[Action]:
         """A new engine session starts on ``side`` (a TCP peer connected, a port reopened)."""
@@ -388,7 +393,7 @@ class Relay:
     def _arrive(self, item: _Msg, now: float) -> None:
         assert item.sender is not None
         sender = item.sender
-        dir_ = direction(sender)
+        dir_ = _DIRECTIONS[sender]
         try:
             msg = parse(item.raw, strict=False)
         except MessageError as exc:
@@ -749,9 +754,10 @@ class Relay:
 
     def _fate(self, item: _Msg, receiver: Side, action: str, why: str | None = None) -> None:
         """The second record of a queued message: ``delivered`` or ``lost``."""
-        dir_ = direction(item.sender) if item.sender is not None else f"bridge->{receiver}"
+        sender = item.sender
+        dir_ = _DIRECTIONS[sender] if sender is not None else f"bridge->{receiver}"
         self.counts[action] += 1
-        if action == "delivered" and item.sender is not None:
+        if action == "delivered" and sender is not None:
             self.counts[dir_] += 1
         if action == "lost":
             self._log(
@@ -790,9 +796,8 @@ class Relay:
 
     def _take(self) -> list[Action]:
         """The actions so far; the judge's news go last (no rule depends on them)."""
-        news = self.judge.take_news()
-        if news:
-            self._out.extend(News(item) for item in news)
+        if self.judge.has_news:
+            self._out.extend(News(item) for item in self.judge.take_news())
         out, self._out = self._out, []
         return out
 

@@ -417,9 +417,14 @@ def _quick_move(data: bytes) -> Move | None:
         or not all(1 <= sq <= SQUARES for sq in captured)
     ):
         return None
-    return Move(
-        seconds=int(seconds), from_square=src, to_square=dst, captured=captured, raw=bytes(data)
+    # Every field at once into the instance dict: what the frozen dataclass's __init__ does
+    # one object.__setattr__ at a time (a third of the time of a whole parse).
+    move = object.__new__(Move)
+    move.__dict__.update(
+        seconds=int(seconds), from_square=src, to_square=dst, captured=captured,
+        raw=bytes(data), warnings=(),
     )
+    return move
 
 
 def parse(data: bytes, *, strict: bool = True) -> Message:

@@ -168,42 +168,46 @@ class LinkDriver:
             self._again = True
             return
         self._servicing = True
+        link = self.link
         try:
             self._again = True
             while self._again:
                 self._again = False
-                for event in self.link.events():
+                for event in link.events():
                     self._on_event(event)
-                self._write_now()
+                if self._port is not None and self._backlog is None:
+                    self._write_now(self._port)
         finally:
             self._servicing = False
-        self._arm_timer()
-        if self.link.queued >= self.high_water:
-            if self._room.is_set():
+        if self._timer is not None or link.next_deadline() is not None:
+            self._arm_timer()
+        full = link.queued >= self.high_water
+        if full == self._room.is_set():  # the room changed: tell the readers it feeds
+            if full:
                 self._room.clear()
                 for on_full, _ in list(self._watchers):
                     on_full()
-        elif not self._room.is_set():
-            self._room.set()
-            for _, on_room in list(self._watchers):
-                on_room()
+            else:
+                self._room.set()
+                for _, on_room in list(self._watchers):
+                    on_room()
 
-    def _write_now(self) -> None:
-        port = self._port
-        if port is None or self._backlog is not None:
-            return
+    def _write_now(self, port: ByteLink) -> None:
+        link = self.link
         while True:
-            data = self.link.data_to_send()
+            data = link.data_to_send()
             if not data:
                 return
             if not port.try_write(data):
                 self._backlog = data
                 self._wakeup.set()
                 return
-            self._written()
+            # Only a write that delivered something needs another pass (NULMODEM echoes
+            # do not).
+            if link.confirm_written():
+                self._again = True
 
     def _written(self) -> None:
-        # Only a write that delivered something needs another pass (NULMODEM echoes do not).
         if self.link.confirm_written():
             self._again = True
 
