@@ -84,6 +84,15 @@ class NulFramer:
 
     def feed(self, data: bytes) -> list[FramerEvent]:
         """Take bytes read from the socket; return what they completed or broke."""
+        end = len(data) - 1
+        if (
+            0 < end <= self._max_len
+            and not self._buf
+            and not self._skipping
+            and data.find(b"\x00") == end  # one whole frame, as a DXP dialogue reads
+            and data.isascii()
+        ):
+            return [FrameReceived(bytes(data[:end]))]
         events: list[FramerEvent] = []
         start = 0
         while True:
