@@ -233,6 +233,11 @@ class Relay:
         """``side``'s link confirmed that its engine got ``raw``."""
         self._settle()
         flight = self._flight[side]
+        if flight and flight[0].raw == raw:  # links deliver in order: nearly always the first
+            item = flight.popleft()
+            self._fate(item, side, "delivered")
+            self._remember(side, item)
+            return self._take()
         for i, item in enumerate(flight):
             if item.raw == raw:
                 del flight[i]

@@ -413,7 +413,9 @@ def _why_not(s: _State, msg: Message) -> str:
     return "no game is running"
 
 
-def _step(s: _State, msg: Message, sender: Role) -> _Outcome:
+def _step(s: _State, msg: Message, sender: Role) -> _Outcome | str:
+    """The new state and events, or (for the two commonest refusals) why not; deeper
+    rules raise :class:`_Refused`."""
     if isinstance(msg, Chat):
         return s, []
     if s.void_back_owed is sender:
@@ -422,10 +424,10 @@ def _step(s: _State, msg: Message, sender: Role) -> _Outcome:
             return s, []
     only = _ONLY_FROM.get(msg.TYPE)
     if only is not None and sender is not only:
-        raise _Refused(f"only the {only} may send {msg.NAME}")
+        return f"only the {only} may send {msg.NAME}"
     rule = _RULES.get((s.phase, msg.TYPE))
     if rule is None:
-        raise _Refused(_why_not(s, msg))
+        return _why_not(s, msg)
     who, apply = rule
     _check_sender(s, who, sender)
     return apply(s, msg, sender)
@@ -473,20 +475,21 @@ class Dialogue:
                 side=sender.value,
             )
         try:
-            new, events = _step(s, msg, sender)
+            outcome = _step(s, msg, sender)
         except _Refused as refused:
+            outcome = refused.reason
+        if isinstance(outcome, str):
             if s.last_wire.get(sender) == wire:
-                why = f"{refused.reason}: a repeated delivery (NULMODEM retransmission?)"
+                why = f"{outcome}: a repeated delivery (NULMODEM retransmission?)"
                 return DuplicateMessageError(
                     f"{sender} sent the same {msg.NAME} again ({escape(wire)}) but {why}",
                     side=sender.value,
                     reason=why,
                 )
             return DialogueError(
-                f"{sender} sent {msg.NAME} but {refused.reason}",
-                side=sender.value,
-                reason=refused.reason,
+                f"{sender} sent {msg.NAME} but {outcome}", side=sender.value, reason=outcome
             )
+        new, events = outcome
         last_move = dict(new.last_move)
         if any(isinstance(e, (GameStarted, TakeBack)) for e in events):
             last_move = {}
