@@ -3,8 +3,9 @@
 
 Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS.md):
 
-* ``bridges``: dxserial's bridge (``--link nul``) beside ser2net (``sendon='\\x00'``) and
-  socat (``nodelay``) on the shared harness (``shared/bench/bench.py``, found beside the
+* ``bridges``: dxserial's bridge (``--link nul``) beside ser2net (``sendon='\\x00'``),
+  socat (``nodelay``), the Python floor and the transport floor (bench/transport_floor.py)
+  on the shared harness (``shared/bench/bench.py``, found beside the
   repository or given with ``--harness``): median round trip and bulk MiB/s with the
   ascii pattern, medians over ``--repeat`` runs, ratios measured in the same run.
 * ``nulmodem``, ``parsing``, ``movegen``, ``idle``: see bench/perf.py (NULMODEM delivery
@@ -95,6 +96,11 @@ def bridge_configs(harness: Path) -> list[tuple[str, list[str]]]:
         for label, flag in (("python floor (asyncio)", ""), ("python floor (uvloop)", " --uvloop")):
             cmd = f"{sys.executable} {floor} {{serial}} {{port}}{flag}"
             configs.append((label, ["--bridge", "cmd", "--bridge-cmd", cmd]))
+    transports = HERE / "transport_floor.py"  # the transports dxserial uses, no work
+    configs.append(
+        ("transport floor (uvloop)",
+         ["--bridge", "cmd", "--bridge-cmd", f"{sys.executable} {transports} {{serial}} {{port}}"])
+    )
     bridge = "bridge {serial} --link nul --listen 127.0.0.1:{port} -q"
     for label, prefix, extra in (
         ("dxserial bridge --link nul", "", ""),
@@ -175,7 +181,11 @@ def run_bridges(args: argparse.Namespace) -> str:
         f"{BULK_BYTES} bytes of repeated frames (a whole number of messages: a DXP bridge "
         "forwards whole messages only), echoed back through the bridge, checked byte for byte. "
         f"{args.repeat} rounds; each round runs every bridge once, in this order; a ratio is "
-        "the median over rounds of (this bridge / ser2net) within the round."
+        "the median over rounds of (this bridge / ser2net) within the round. Python floor: "
+        "`shared/bench/floor_bridge.py` (raw file descriptors, split on NUL, one write per "
+        "message). Transport floor: `bench/transport_floor.py`, dxserial's own serial and TCP "
+        "transports doing the same and nothing more; what dxserial takes beyond it is its own "
+        "work per message (layer-1 link, relay, judging, counts)."
     )
     if notes:
         text += "\n\nErrors: " + "; ".join(notes)

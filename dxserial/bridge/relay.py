@@ -18,6 +18,12 @@ its GAMEREQ was delivered.  The rules:
 * The serial engine restarting (a GAMEREQ from it in the middle of a game) is handled
   the same way: the old game is closed towards the TCP engine, then the GAMEREQ goes on.
 
+Forwarding first.  Under ``warn`` and ``off`` the referee's verdict cannot stop a message
+unless it may be a repeated delivery (or is a GAMEREQ, which may change the roles): such a
+message comes out of :meth:`Relay.receive` as its :class:`Send` alone, and is judged by
+:meth:`Relay.settle` (or by whatever the relay is asked next), after the driver wrote it.
+Judgements keep the arrival order, and the records are the same as if judged first.
+
 The trace tells the truth.  Each message gets one record when it arrives (``queued``,
 ``dropped`` with a ``reason``, ``lost`` if its receiver is gone, or ``sent-by-bridge`` for
 the bridge's own messages) and, once queued, one more when its fate is known
