@@ -8,12 +8,14 @@ Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS
   on the shared harness (``shared/bench/bench.py``, found beside the
   repository or given with ``--harness``): median round trip and bulk MiB/s with the
   ascii pattern, medians over ``--repeat`` runs, ratios measured in the same run.
+* ``game``: bench/game_latency.py, the Scan game's legal messages one way through
+  ser2net, the transport floor and dxserial's bridge (one-way delay per message).
 * ``nulmodem``, ``parsing``, ``movegen``, ``idle``: see bench/perf.py (NULMODEM delivery
   time against the line's physical minimum; parse/encode rates; move generation beside
   dame-rs and pydraughts, perft(7); an idle bridge's CPU, memory and descriptors, start-up).
 * ``faults``: bench/faults.py, drop and corruption at 0.1/1/5 %, unplug/replug, TCP peers
   that hang up, idle or read slowly: sent, delivered once/twice, lost, memory.
-* ``soak``: bench/soak.py, hundreds of games between built-in engines through the bridge
+* ``soak``: bench/soak.py, games between built-in engines through the bridge
   over NULMODEM: every record replays legally; memory and descriptors stay flat.
 * ``hostile``: bench/hostile.py, hostile TCP clients (random bytes, control bytes, huge
   frames, many clients, reconnects, silence, half a message) one at a time against a bridge
@@ -42,6 +44,7 @@ from pathlib import Path
 
 from faults import section as run_faults  # bench/faults.py
 from fuzz import run_section as run_fuzz  # bench/fuzz.py
+from game_latency import run_section as game_section  # bench/game_latency.py
 from hostile import section as run_hostile  # bench/hostile.py
 from perf import run_idle, run_movegen, run_nulmodem, run_parsing  # bench/perf.py
 from probe_matrix import run_section as run_probe  # bench/probe_matrix.py
@@ -208,13 +211,15 @@ def _fmt(value: float | None, digits: int = 0) -> str:
 
 SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
     "bridges": ("Bridge round trip and bulk throughput beside ser2net and socat", run_bridges),
+    "game": ("A real game's messages through the bridge beside ser2net",
+             lambda args: game_section(args.repeat)),
     "nulmodem": ("NULMODEM delivery time against the line's physical minimum", run_nulmodem),
     "parsing": ("Message parsing, encoding and framing rates", run_parsing),
     "movegen": ("Legal-move generation beside dame-rs and pydraughts; perft(7)", run_movegen),
     "idle": ("An idle bridge's footprint; start-up time", run_idle),
     "fuzz": ("Fuzzing, long form", run_fuzz),
     "faults": ("Faults: a bad line, a pulled cable, misbehaving TCP peers", run_faults),
-    "soak": ("Soak: hundreds of games through the bridge over NULMODEM", run_soak),
+    "soak": ("Soak: games through the bridge over NULMODEM", run_soak),
     "hostile": ("Hostile TCP clients, one attack at a time", run_hostile),
     "probe": ("dxserial probe against every peer of its issue, real processes", run_probe),
 }
@@ -247,7 +252,7 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=2000, help="latency frames per run")
     ap.add_argument("--harness", help="path of shared/bench/bench.py")
     ap.add_argument("--fault-messages", type=int, help="faults: messages per direction")
-    ap.add_argument("--soak-games", type=int, help="soak: games (default 300)")
+    ap.add_argument("--soak-games", type=int, help="soak: games (default 60)")
     args = ap.parse_args()
     sections = read_sections()
     for name in args.only or list(SECTIONS):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Soak run: hundreds of games between built-in engines through the bridge over NULMODEM.
+"""Soak run: games between built-in engines through the bridge over NULMODEM.
 
-``python3 bench/soak.py --games 300`` prints a Markdown table; bench/run.py gets the same
+``python3 bench/soak.py --games 60`` prints a Markdown table; bench/run.py gets the same
 text from :func:`section`; tests/test_soak.py runs a short form through :func:`soak`.
 
 Everything runs as a user would run it, each in its own process: ``dxserial vpair --baud
@@ -387,11 +387,14 @@ def describe(args: argparse.Namespace) -> str:
 def section(args: argparse.Namespace | None = None) -> str:
     """The long form as Markdown, for bench/run.py."""
     ns = argparse.Namespace(
-        games=getattr(args, "soak_games", None) or 300,
+        # The bridge writes at most 60 PDN files a minute (a client that starts and ends
+        # games in a loop must not fill the disk) and these games take well under a second:
+        # more than ~60 games would be played but not all recorded.
+        games=getattr(args, "soak_games", None) or 60,
         moves=getattr(args, "soak_moves", None) or 20,
         depths=getattr(args, "soak_depths", None) or (1, 3),
         baud=getattr(args, "soak_baud", None) or 115200,
-        every=getattr(args, "soak_every", None) or 25,
+        every=getattr(args, "soak_every", None) or 10,
     )
     result = soak(ns.games, moves=ns.moves, baud=ns.baud, depths=ns.depths, every=ns.every,
                   echo=True)
@@ -406,7 +409,8 @@ def _depths(text: str) -> tuple[int, int]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", type=int, default=300)
+    ap.add_argument("--games", type=int, default=60,
+                    help="games (the bridge records at most 60 a minute; these are short)")
     ap.add_argument("--moves", type=int, default=20,
                     help="moves field of GAMEREQ: a game is a draw after 2 x this many plies")
     ap.add_argument("--depths", type=_depths, default=(1, 3),

@@ -606,6 +606,28 @@ def test_messages_written_but_never_taken_by_a_reset_peer_are_reported() -> None
     rig.check_counts()
 
 
+def test_a_long_session_remembers_only_the_last_messages_for_a_reset_peer() -> None:
+    """What is kept to name a reset peer's unread messages is bounded (memory stays flat in a
+    long session); older unread bytes are still reported, as a count."""
+    from dxserial.bridge.relay import RECENT_MESSAGES
+
+    rig = Rig(referee="off")
+    rig.join(TCP)
+    total = RECENT_MESSAGES + 500
+    for n in range(total):
+        rig.send(SERIAL, f"C{n:06d}".encode())
+    assert len(rig.messages("delivered")) == total
+    # Every byte ever written was unread: 8 bytes a message ("C" + 6 digits + NUL).
+    rig.apply(rig.relay.unacknowledged(TCP, 8 * total, "the connection was reset", rig.now))
+    lost = rig.messages("lost")
+    assert len(lost) == RECENT_MESSAGES  # the newest ones, each named
+    assert lost[-1]["raw"] == f"C{total - 1:06d}"
+    assert any(
+        "4000 more byte(s) of older messages possibly lost too" in text for _, text in rig.logs
+    )
+    rig.check_counts()
+
+
 def test_only_a_chat_starting_with_the_console_command_is_blocked() -> None:
     rig = Rig()
     rig.relay.settings = RelaySettings(block_console=True)

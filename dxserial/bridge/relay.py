@@ -56,8 +56,10 @@ from dxserial.protocol.messages import Chat, GameRequest, Message, escape, parse
 from dxserial.protocol.session import Phase
 
 #: How much of what was delivered to a side is remembered, to name the messages a peer that
-#: reset its connection never took (a full socket send buffer is about this much).
+#: reset its connection never took (a full socket send buffer is about this much), and at
+#: most how many messages (each costs some 150 bytes of memory besides its own).
 RECENT_BYTES = 256 * 1024
+RECENT_MESSAGES = 2048
 
 #: How long after a CHAT from a NULMODEM engine an identical one, with no other message from
 #: that engine in between, is still taken for its retransmission.
@@ -282,7 +284,8 @@ class Relay:
             self._log(
                 logging.ERROR,
                 f"{direction(other(side))}: {nbytes - covered} more byte(s) of older messages "
-                f"possibly lost too (not named: more than {RECENT_BYTES} bytes back)",
+                f"possibly lost too (not named: more than {RECENT_BYTES} bytes or "
+                f"{RECENT_MESSAGES} messages back)",
             )
         for item in reversed(gone):
             self._fate(item, side, "lost", f"possibly: {why}")
@@ -294,7 +297,7 @@ class Relay:
         item.msg = None  # delivered: only its bytes are kept
         recent.append(item)
         total = self._recent_bytes[side] + len(item.raw) + 1
-        while total > RECENT_BYTES:
+        while total > RECENT_BYTES or len(recent) > RECENT_MESSAGES:
             total -= len(recent.popleft().raw) + 1
         self._recent_bytes[side] = total
 

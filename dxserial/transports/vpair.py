@@ -76,10 +76,16 @@ _SPIN = 80e-6
 
 
 def _sleep_until(deadline: float) -> None:
-    """Return at ``deadline`` (monotonic clock), neither early nor a scheduler tick late."""
+    """Return at ``deadline`` (monotonic clock), not a scheduler's wake-up late.
+
+    Only a wait of more than twice ``_SPIN`` ends on the clock, so the relay spins at most
+    ~8 % of a character time at 9600 baud; at 115200 (87 µs a character) it just sleeps.
+    """
     rest = deadline - time.monotonic()
-    if rest > _SPIN:
-        time.sleep(rest - _SPIN)
+    if rest <= 2 * _SPIN:
+        time.sleep(max(rest, 0.0))
+        return
+    time.sleep(rest - _SPIN)
     while time.monotonic() < deadline:
         time.sleep(0)  # lets other threads of this process have the interpreter
 
