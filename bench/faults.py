@@ -367,7 +367,9 @@ def tcp_hangups(n: int, *, clients: int = 4, abrupt: bool = False, seed: int = 9
     share = max(1, n // (clients + 1))
     received: list[bytes] = []
     with rig(seed=seed) as r:
-        r.engine.send_many([*s2t, sentinel("s")])
+        # The serial end's sentinel goes out once the last client is there: sent now, it could
+        # land in the socket of a client that resets unread, and the run could never end.
+        r.engine.send_many(s2t)
         for k in range(clients):
             client = r.client()
             try:
@@ -395,6 +397,9 @@ def tcp_hangups(n: int, *, clients: int = 4, abrupt: bool = False, seed: int = 9
                 received.extend(client.received)
         last = r.client()
         try:
+            wait_for(functools.partial(_joined, r.bridge, clients + 1), lambda: 0,
+                     stall=stall, limit=limit)
+            r.engine.send_many([sentinel("s")])
             last.send_many([*t2s[clients * share:], sentinel("t")])
             complete = wait_for(lambda: sentinel("s") in received + last.received
                                 and sentinel("t") in r.engine.raw,
@@ -416,6 +421,11 @@ def _all_in(wanted: list[bytes], got: list[bytes]) -> bool:
 
 def _at_least(count: int, *lists: list[bytes]) -> bool:
     return sum(len(items) for items in lists) >= count
+
+
+def _joined(bridge: Bridge, clients: int) -> bool:
+    """Whether the bridge has logged ``clients`` TCP clients connecting."""
+    return bridge.log().count("connected (session") >= clients
 
 
 def _gone_away(bridge: Bridge, clients: int) -> bool:
