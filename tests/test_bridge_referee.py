@@ -90,9 +90,9 @@ def test_scan_game_is_refereed_clean_and_recorded(
             else:
                 client.send(raw)
                 assert peer.expect() == raw
-        wait_until(lambda: games.exists() and any(games.iterdir()), what="the PDN file")
+        wait_until(lambda: any(games.glob("*.pdn")), what="the PDN file")  # not its .tmp
     assert "referee:" not in rig.log()
-    (path,) = list(games.iterdir())
+    (path,) = list(games.glob("*.pdn"))
     assert path.stat().st_mode & 0o777 == 0o600
     (record,) = read_pdn(path)
     assert record.result == "1-1"  # E20: a draw
@@ -111,8 +111,8 @@ def test_game_cut_short_is_written_with_a_star(rig_factory: RigFactory, tmp_path
         # Black (the TCP engine) was to move: the bridge ends the game on its behalf...
         assert peer.expect() == b"E00"
         peer.send(b"E00")  # ...and the serial engine's answer closes it
-        wait_until(lambda: games.exists() and any(games.iterdir()), what="the PDN file")
-    (path,) = list(games.iterdir())
+        wait_until(lambda: any(games.glob("*.pdn")), what="the PDN file")  # not its .tmp
+    (path,) = list(games.glob("*.pdn"))
     (record,) = read_pdn(path)
     assert record.result == "*"
     assert [m.text for m in record.moves] == ["34-29"]
