@@ -441,6 +441,8 @@ class Bridge:
         driver.attach(link)
         self._apply(self.relay.joined(TCP, self._now(), link.peer))
         why = await driver.read_until_lost(link, gate=self._drivers[SERIAL])
+        if why is None and self._peer is link:
+            await link.wait_taken()  # a half-closed peer still reads what was just written
         if self._peer is link:
             self._peer_gone(link, str(why) if why else "closed")
         await link.close()

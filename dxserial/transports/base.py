@@ -307,6 +307,21 @@ class StreamLink:
         reader.push_to(data, end)
         return True
 
+    async def wait_taken(self, timeout: float = 0.2) -> None:
+        """After a clean end: let what is still unacknowledged be taken (a peer that only
+        shut its sending side reads on) for up to ``timeout`` seconds, then keep in
+        :attr:`unsent_at_end` what was not.  The kernel has no event for an
+        acknowledgement, so its count is looked at every few milliseconds.  After a reset
+        the count stays as it was: nothing more will be taken."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.unsent_at_end and loop.time() < deadline:
+            await asyncio.sleep(0.005)
+            left = self._unsent_bytes()
+            if left is None:
+                return
+            self.unsent_at_end = left
+
     def _unsent_bytes(self) -> int | None:
         """Bytes written but not yet taken by the other end (TIOCOUTQ: for a socket, not
         yet acknowledged by the peer's machine; for a tty, not yet sent down the line)."""
