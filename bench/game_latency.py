@@ -27,7 +27,7 @@ import time
 import tty
 from pathlib import Path
 
-from dxserial.testing.process import stop_process, wait_until
+from dxserial.testing.process import free_port, listening, stop_process, wait_until
 
 HERE = Path(__file__).resolve().parent
 GAME = HERE.parent / "tests" / "data" / "scan-vs-scan-game.jsonl"
@@ -83,9 +83,7 @@ def play_once(kind: str, games: int, pause: float) -> dict[str, list[float]]:
     master, slave = os.openpty()
     tty.setraw(slave)
     path = os.ttyname(slave)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = free_port()
     delays: dict[str, list[float]] = {"serial->tcp": [], "tcp->serial": []}
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.Popen(
@@ -93,19 +91,13 @@ def play_once(kind: str, games: int, pause: float) -> dict[str, list[float]]:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             text=True,
         )
-        def listening() -> bool:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1.0):
-                    return True
-            except OSError:
-                return False
-
-        wait_until(listening, 10.0, f"{kind} listening")
-        time.sleep(0.3)  # the probe's hang-up handled before the real client comes
+        wait_until(lambda: listening(port), 10.0, f"{kind} listening")
         client = socket.create_connection(("127.0.0.1", port))
         try:
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            time.sleep(0.5)  # ser2net opens the device when the client connects
+            # ser2net opens the device only when a client connects, and nothing tells when
+            # it has: a bench, not a test, so a pause will do.
+            time.sleep(0.5)
             for _ in range(games):
                 for from_serial, raw in _game():
                     frame = raw + b"\0"

@@ -30,7 +30,7 @@ def loop_name() -> str:
 def run(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` on the loop :func:`loop_name` names.
 
-    What start-up imported (typer, pydantic, rich: hundreds of thousands of objects) is
+    What start-up imported (typer, click, rich: tens of thousands of objects) is
     moved out of the garbage collector's sight first, so that its full collections,
     which a long-running bridge triggers now and then, do not walk them all again.
     """

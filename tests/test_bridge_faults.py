@@ -99,6 +99,9 @@ def test_unplug_and_replug_mid_game_loses_nothing(rig_factory: RigFactory, scan_
         rig.vpair.send("unplug a")
         rig.vpair.out.expect("unplugged a")
         wait_until(lambda: "lost" in rig.log(), what="the bridge noticing the loss")
+        (line,) = [x for x in rig.log().splitlines() if "TCP side stays up" in x]
+        assert line.count(rig.serial_path) == 1, line  # one clear line: the port named once
+        assert f"serial port {rig.serial_path} lost: " in line
         assert not Path(rig.serial_path).exists()
         # the TCP engine moves meanwhile: the bridge keeps the message
         raw = scan_game[20]["message"].encode()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ import pytest
 from dxserial.draughts import Position
 from dxserial.programs import dosbox_engine
 from dxserial.protocol.messages import Colour, Move, parse
-from dxserial.testing.process import Cli, wait_until
+from dxserial.testing.process import Cli, free_port, listening, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL = "sudo apt-get install dosbox bcc"
@@ -47,27 +46,6 @@ def dos_env(dxeng: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point this process and its subprocesses at the fresh build."""
     monkeypatch.setenv(dosbox_engine.ENGINE_ENV, str(dxeng))
     return dxeng
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def listening(port: int) -> bool:
-    """Someone listens on TCP ``port`` (read from /proc: connecting would take DOSBox's
-    only connection)."""
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                return True
-    return False
 
 
 @dataclass

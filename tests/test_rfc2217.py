@@ -88,7 +88,7 @@ def test_the_bridge_survives_a_ser2net_restart_mid_game(tmp_path: Path, exported
 
 
 async def test_nothing_listening_is_one_line(tmp_path: Path) -> None:
-    from dxserial.testing.ser2net import free_port
+    from dxserial.testing.process import free_port
 
     with pytest.raises(PortError, match=r"connection refused — is ser2net"):
         await open_serial(f"rfc2217://127.0.0.1:{free_port()}")

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from dxserial.game.pdn import read_pdn
-from dxserial.testing.process import Cli, wait_until
+from dxserial.testing.process import Cli, free_port, wait_until
 from dxserial.testing.rig import start_serial_engine
-from dxserial.testing.ser2net import SER2NET_MISSING, Ser2net, free_port
+from dxserial.testing.ser2net import SER2NET_MISSING, Ser2net
 
 
 def finished(state: Path) -> dict[int, dict[str, str]]:

@@ -127,8 +127,6 @@ class Bridge:
     # ------------------------------------------------------------------ actions
 
     def _apply(self, actions: list[Action]) -> None:
-        if not actions and self._timer is None and self.relay.next_deadline() is None:
-            return
         for action in actions:  # the most frequent first
             if isinstance(action, Send):
                 try:
@@ -309,11 +307,13 @@ class Bridge:
             why = await driver.read_until_lost(port, gate=self._drivers[TCP])
             driver.detach()
             grace = self.cfg.serial_grace
+            lost = str(why) if why else "end of file"
+            if self.cfg.port not in lost:  # the transports' own errors name the port
+                lost = f"serial port {self.cfg.port} lost: {lost}"
             self._log(
                 logging.WARNING,
-                f"serial port {self.cfg.port} lost ({why or 'end of file'}); TCP side stays "
-                f"up, waiting for the port to come back (its engine counts as gone after "
-                f"{grace:g} s)",
+                f"{lost}; TCP side stays up, waiting for the port to come back (its engine "
+                f"counts as gone after {grace:g} s)",
             )
             self._serial_gone = asyncio.get_running_loop().call_later(grace, self._serial_given_up)
             with contextlib.suppress(Exception):

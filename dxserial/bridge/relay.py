@@ -201,7 +201,7 @@ class Relay:
         self._flight: dict[Side, deque[_Msg]] = {SERIAL: deque(), TCP: deque()}
         # The last messages delivered to each side, in case the other end's machine turns
         # out not to have taken them (see :meth:`unacknowledged`).
-        # Bounded by bytes (RECENT_BYTES), holding no parsed message: it is kept all along.
+        # Bounded (RECENT_BYTES, RECENT_MESSAGES), holding no parsed message: kept all along.
         self._recent: dict[Side, deque[_Msg]] = {SERIAL: deque(), TCP: deque()}
         self._recent_bytes: dict[Side, int] = {SERIAL: 0, TCP: 0}
         self._closeout: _Closeout | None = None
@@ -241,11 +241,6 @@ class Relay:
         """``side``'s link confirmed that its engine got ``raw``."""
         self._settle()
         flight = self._flight[side]
-        if flight and flight[0].raw == raw:  # links deliver in order: nearly always the first
-            item = flight.popleft()
-            self._fate(item, side, "delivered")
-            self._remember(side, item)
-            return self._take()
         for i, item in enumerate(flight):
             if item.raw == raw:
                 del flight[i]
@@ -292,7 +287,8 @@ class Relay:
         return self._take()
 
     def _remember(self, side: Side, item: _Msg) -> None:
-        """Keep the last RECENT_BYTES of what was delivered to ``side`` (see unacknowledged)."""
+        """Keep the last RECENT_BYTES / RECENT_MESSAGES of what was delivered to ``side``
+        (see :meth:`unacknowledged`)."""
         recent = self._recent[side]
         item.msg = None  # delivered: only its bytes are kept
         recent.append(item)

@@ -413,9 +413,7 @@ def _why_not(s: _State, msg: Message) -> str:
     return "no game is running"
 
 
-def _step(s: _State, msg: Message, sender: Role) -> _Outcome | str:
-    """The new state and events, or (for the two commonest refusals) why not; deeper
-    rules raise :class:`_Refused`."""
+def _step(s: _State, msg: Message, sender: Role) -> _Outcome:
     if isinstance(msg, Chat):
         return s, []
     if s.void_back_owed is sender:
@@ -424,10 +422,10 @@ def _step(s: _State, msg: Message, sender: Role) -> _Outcome | str:
             return s, []
     only = _ONLY_FROM.get(msg.TYPE)
     if only is not None and sender is not only:
-        return f"only the {only} may send {msg.NAME}"
+        raise _Refused(f"only the {only} may send {msg.NAME}")
     rule = _RULES.get((s.phase, msg.TYPE))
     if rule is None:
-        return _why_not(s, msg)
+        raise _Refused(_why_not(s, msg))
     who, apply = rule
     _check_sender(s, who, sender)
     return apply(s, msg, sender)
@@ -475,21 +473,19 @@ class Dialogue:
                 side=sender.value,
             )
         try:
-            outcome = _step(s, msg, sender)
+            new, events = _step(s, msg, sender)
         except _Refused as refused:
-            outcome = refused.reason
-        if isinstance(outcome, str):
+            reason = refused.reason
             if s.last_wire.get(sender) == wire:
-                why = f"{outcome}: a repeated delivery (NULMODEM retransmission?)"
+                why = f"{reason}: a repeated delivery (NULMODEM retransmission?)"
                 return DuplicateMessageError(
                     f"{sender} sent the same {msg.NAME} again ({escape(wire)}) but {why}",
                     side=sender.value,
                     reason=why,
                 )
             return DialogueError(
-                f"{sender} sent {msg.NAME} but {outcome}", side=sender.value, reason=outcome
+                f"{sender} sent {msg.NAME} but {reason}", side=sender.value, reason=reason
             )
-        new, events = outcome
         last_move = dict(new.last_move)
         if any(isinstance(e, (GameStarted, TakeBack)) for e in events):
             last_move = {}

@@ -7,6 +7,7 @@ import contextlib
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -209,6 +210,28 @@ def proc_status(pid: int) -> dict[str, int]:
         if key in ("VmRSS", "VmHWM", "VmSize"):
             out[key] = int(value.split()[0])
     return out
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def listening(port: int) -> bool:
+    """Someone listens on TCP ``port`` (read from /proc: connecting to find out would be a
+    session of its own for a bridge, and would take DOSBox's only connection)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
 
 
 def open_fds(pid: int) -> int:

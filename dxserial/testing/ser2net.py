@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
-from dxserial.testing.process import wait_until
+from dxserial.testing.process import free_port, listening, wait_until
 
 SER2NET = shutil.which("ser2net") or (
     "/usr/sbin/ser2net" if Path("/usr/sbin/ser2net").exists() else None
@@ -16,20 +15,6 @@ SER2NET = shutil.which("ser2net") or (
 SER2NET_MISSING = (
     "ser2net is not installed (apt-get install ser2net)" if SER2NET is None else None
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 class Ser2net:
@@ -61,7 +46,7 @@ class Ser2net:
             [SER2NET, "-n", "-u", "-c", str(self.config), "-P", str(self.config) + ".pid"],
             stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL,
         )
-        wait_until(lambda: _accepts(self.port), timeout=10, what=f"ser2net on port {self.port}")
+        wait_until(lambda: listening(self.port), timeout=10, what=f"ser2net on port {self.port}")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

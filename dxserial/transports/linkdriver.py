@@ -211,12 +211,10 @@ class LinkDriver:
                 self._wakeup.set()
                 return
             _yield_cpu()
-            # Only a write that delivered something needs another pass (NULMODEM echoes
-            # do not).
-            if link.confirm_written():
-                self._again = True
+            self._written()
 
     def _written(self) -> None:
+        # Only a write that delivered something needs another pass (NULMODEM echoes do not).
         if self.link.confirm_written():
             self._again = True
 
