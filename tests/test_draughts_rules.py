@@ -15,6 +15,7 @@ from dxserial.draughts import (
     divide,
     parse_pdn_move,
     pdn,
+    pdn_in,
     pdn_moves,
     perft,
 )
@@ -234,3 +235,43 @@ def test_a_hand_built_move_plays_like_the_legal_one() -> None:
     pos = Position.from_fen("W:W12:B8")
     after = pos.play(LegalMove(12, 3, frozenset({8})))
     assert after.piece_at(3) is Piece.WHITE_KING
+
+
+def _positions_to_check() -> list[Position]:
+    """The rulebook's positions, the perft ones and two plies deep from each: captures,
+    kings, promotions, merged routes and the two-moves-same-squares case among them."""
+    roots = [Position.from_fen(fen) for _, fen, _ in RULEBOOK]
+    roots += [Position.from_fen(fen) for _, fen, _ in PERFT]
+    roots += [Position.from_fen("W:WK47:B14,19,29,31,42"), Position.from_fen("W:WK40:B7,34,42")]
+    seen = list(roots)
+    for root in roots:
+        for move in root.legal_moves():
+            child = root.play(move)
+            seen.append(child)
+            seen.extend(child.play(reply) for reply in child.legal_moves()[:3])
+    return seen
+
+
+def test_one_move_lookups_agree_with_the_full_list() -> None:
+    # The referee asks a position for one move (find_move), whether PDN needs the long
+    # form (pdn_in), the maximum capture and whether it is lost, without building every
+    # legal move: each must answer as the full list does.
+    for pos in _positions_to_check():
+        moves = pos.legal_moves()
+        assert pos.is_lost() == (not moves)
+        assert pos.max_capture() == max((len(m.captured) for m in moves), default=0)
+        for move in moves:
+            found = pos.find_move(move.from_square, move.to_square, move.captured)
+            assert found == move and found.route == move.route
+            assert found.king == move.king and found.promotes == move.promotes
+            assert pdn_in(pos, move) == pdn(move, moves)
+        froms = {m.from_square for m in moves} or {1}
+        for frm in froms:
+            for to in (1, 23, 50):
+                for captured in (frozenset(), frozenset({23}), frozenset({0, 51})):
+                    expected = next(
+                        (m for m in moves
+                         if (m.from_square, m.to_square, m.captured) == (frm, to, captured)),
+                        None,
+                    )
+                    assert pos.find_move(frm, to, captured) == expected

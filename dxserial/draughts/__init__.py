@@ -8,7 +8,7 @@ can tests.
 from dxserial.draughts.board import START_FEN, Position
 from dxserial.draughts.errors import FenError, IllegalMoveError, Rejection, RulesError
 from dxserial.draughts.movegen import LegalMove
-from dxserial.draughts.notation import parse_pdn_move, pdn, pdn_moves
+from dxserial.draughts.notation import parse_pdn_move, pdn, pdn_in, pdn_moves
 from dxserial.draughts.perft import divide, perft
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "divide",
     "parse_pdn_move",
     "pdn",
+    "pdn_in",
     "pdn_moves",
     "perft",
 ]

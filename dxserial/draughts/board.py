@@ -8,14 +8,14 @@ playing a move returns a new one.  Pieces are held as three sets of squares in i
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from dxserial.draughts import diagram
 from dxserial.draughts.errors import FenError, IllegalMoveError, Rejection
 from dxserial.draughts.geometry import ALL_SQUARES, BIT, NUM_SQUARES, SQUARES, squares_of
-from dxserial.draughts.movegen import LegalMove, generate, legal_move_from_raw, play
+from dxserial.draughts.movegen import LegalMove, RawMove, generate, legal_move_from_raw, play
 from dxserial.draughts.pieces import START_POSITION, Colour, Piece
 
 START_FEN = "W:W31-50:B1-20"
@@ -127,13 +127,14 @@ class Position:
         return self.black, self.white
 
     @cached_property
-    def _moves(self) -> tuple[LegalMove, ...]:
+    def _raw_moves(self) -> list[RawMove]:
         own, opp = self._own_opp
+        return generate(own, opp, self.kings, self.turn is Colour.WHITE)
+
+    @cached_property
+    def _moves(self) -> tuple[LegalMove, ...]:
         white = self.turn is Colour.WHITE
-        return tuple(
-            legal_move_from_raw(raw, self.kings, white)
-            for raw in generate(own, opp, self.kings, white)
-        )
+        return tuple(legal_move_from_raw(raw, self.kings, white) for raw in self._raw_moves)
 
     def legal_moves(self) -> tuple[LegalMove, ...]:
         """Every legal move; empty means the side to move has lost (FMJD rules)."""
@@ -141,34 +142,62 @@ class Position:
 
     def max_capture(self) -> int:
         """How many pieces the side to move must capture (0: no capture possible)."""
-        moves = self._moves
-        return len(moves[0].captured) if moves else 0
+        raws = self._raw_moves
+        return raws[0][2].bit_count() if raws else 0
 
     def is_lost(self) -> bool:
         """The side to move has no legal move (no pieces, or all blocked) and so has lost."""
-        return not self._moves
+        return not self._raw_moves
 
-    @cached_property
-    def _by_key(self) -> dict[tuple[int, int, frozenset[int]], LegalMove]:
-        return {move.key: move for move in self._moves}
+    def find_move(
+        self, from_square: int, to_square: int, captured: Iterable[int]
+    ) -> LegalMove | None:
+        """The legal move with these squares and captured set, or ``None``.
+
+        Only that one move is built: a referee looks up one move per position, and building
+        every legal move took a third of its time per message.
+        """
+        raw = self._find_raw(from_square, to_square, captured)
+        if raw is None:
+            return None
+        return legal_move_from_raw(raw, self.kings, self.turn is Colour.WHITE)
+
+    def _find_raw(
+        self, from_square: int, to_square: int, captured: Iterable[int]
+    ) -> RawMove | None:
+        taken = 0
+        for square in captured:
+            if not 1 <= square <= NUM_SQUARES:
+                return None
+            taken |= BIT[square]
+        for raw in self._raw_moves:
+            if raw[0] == from_square and raw[1] == to_square and raw[2] == taken:
+                return raw
+        return None
+
+    def needs_long_pdn(self, move: LegalMove) -> bool:
+        """Another legal move shares ``move``'s from and to squares (other pieces taken), so
+        PDN must write every landing square (see :func:`dxserial.draughts.notation.pdn`)."""
+        taken = sum(BIT[square] for square in move.captured)
+        return any(
+            raw[0] == move.from_square and raw[1] == move.to_square and raw[2] != taken
+            for raw in self._raw_moves
+        )
 
     def play(self, move: LegalMove) -> Position:
         """The position after ``move``, which must be one of :meth:`legal_moves`.
 
         Only (from, to, captured) of ``move`` are looked at, so a move built by hand works.
         """
-        legal = self._by_key.get(move.key)
-        if legal is None:
+        raw = self._find_raw(move.from_square, move.to_square, move.captured)
+        if raw is None:
             raise IllegalMoveError(
                 f"{move.long_pdn()} is not a legal move in {self.to_fen()}",
                 reason=Rejection.NO_SUCH_MOVE,
             )
         own, opp = self._own_opp
-        taken = sum(BIT[sq] for sq in legal.captured)
         white = self.turn is Colour.WHITE
-        own, opp, kings = play(
-            own, opp, self.kings, white, (legal.from_square, legal.to_square, taken, legal.route)
-        )
+        own, opp, kings = play(own, opp, self.kings, white, raw)
         if white:
             return Position(own, opp, kings, Colour.BLACK)
         return Position(opp, own, kings, Colour.WHITE)

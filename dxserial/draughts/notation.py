@@ -32,6 +32,11 @@ def pdn(move: LegalMove, legal_moves: Iterable[LegalMove]) -> str:
     return move.short_pdn()
 
 
+def pdn_in(position: Position, move: LegalMove) -> str:
+    """:func:`pdn` for a legal move of ``position``, without building its other moves."""
+    return move.long_pdn() if position.needs_long_pdn(move) else move.short_pdn()
+
+
 def pdn_moves(position: Position) -> list[tuple[LegalMove, str]]:
     """Every legal move of ``position`` with its PDN text, sorted by the text's squares."""
     moves = position.legal_moves()

@@ -27,9 +27,9 @@ with reason 0 an unreliable game's result is ``*`` (the final position is unknow
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from dxserial.draughts import IllegalMoveError, LegalMove, Position, Rejection, RulesError, pdn
+from dxserial.draughts import IllegalMoveError, LegalMove, Position, Rejection, RulesError, pdn_in
 from dxserial.errors import DialogueError, DuplicateMessageError
 from dxserial.protocol.dxp_moves import describe_dxp_move, match_dxp_move, position_from_gamereq
 from dxserial.protocol.messages import (
@@ -302,21 +302,15 @@ class Referee:
     ) -> Verdict:
         limit = self._limit_notes(played)
         notes = list(limit)
-        base = Verdict(
-            message=msg,
-            sender=sender,
-            who=who,
-            text="",
-            game=self.game,
-            colour=played.colour,
-            position_before=judged_in,
-            ply=played.ply,
-        )
+        game = self.game
         short = describe_dxp_move(msg).split(" ")[0]
+        # Each Verdict is built once, with all its fields (a dataclasses.replace() of a
+        # common base cost more than the rest of judging a quiet move).
         if self._unreliable_from is not None:
             self._commit(trial, limit=bool(limit))
-            return replace(
-                base,
+            return Verdict(
+                message=msg, sender=sender, who=who, game=game, colour=played.colour,
+                position_before=judged_in, ply=played.ply,
                 text=f"{who} played {short} (not checked: record unreliable from ply"
                 f" {self._unreliable_from})",
                 pdn=short,
@@ -337,10 +331,10 @@ class Referee:
                 self._commit(trial, limit=bool(limit))
                 self._unreliable_from = played.ply
                 notes.append(f"record unreliable from ply {played.ply}: moves not judged")
-            return replace(
-                base,
+            return Verdict(
+                message=msg, sender=sender, who=who, game=game, colour=played.colour,
+                position_before=judged_in, ply=played.ply,
                 text=f"{who} played {short}: illegal move: {why} (position {_fen(judged_in)})",
-                position_before=judged_in,
                 kind=ViolationKind.ILLEGAL_MOVE,
                 reason=reason,
                 problem=f"illegal move {short}: {why}",
@@ -349,15 +343,16 @@ class Referee:
                 events=events if applied else (),
                 notes=tuple(notes),
             )
-        text_pdn = pdn(move, before.legal_moves())
+        text_pdn = pdn_in(before, move)
         after = before.play(move)
         self._commit(trial, limit=bool(limit))
         self._positions.append(after)
         result = self._board_result()
         if result is not None:
             notes.append(f"game over: {result.reason}")
-        return replace(
-            base,
+        return Verdict(
+            message=msg, sender=sender, who=who, game=game, colour=played.colour,
+            position_before=judged_in, ply=played.ply,
             text=f"{who} played {text_pdn}",
             pdn=text_pdn,
             move=move,

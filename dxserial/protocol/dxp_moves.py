@@ -50,7 +50,6 @@ def match_dxp_move(position: Position, msg: Move) -> LegalMove:
     square, a quiet move when a capture is compulsory, fewer pieces than the maximum
     capture, or no such capture / move.
     """
-    moves = position.legal_moves()
     frm, to, captured = msg.from_square, msg.to_square, frozenset(msg.captured)
 
     def reject(why: str, reason: Rejection) -> IllegalMoveError:
@@ -71,9 +70,10 @@ def match_dxp_move(position: Position, msg: Move) -> LegalMove:
             " (maximum capture)",
             Rejection.TOO_FEW_CAPTURED,
         )
-    for move in moves:
-        if move.from_square == frm and move.to_square == to and move.captured == captured:
-            return move
+    found = position.find_move(frm, to, captured)
+    if found is not None:
+        return found
+    moves = position.legal_moves()  # only to say why there is none
     from_here = [m for m in moves if m.from_square == frm]
     if captured:
         if not most:

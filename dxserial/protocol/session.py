@@ -214,6 +214,18 @@ class _State:
 
 
 _Outcome = tuple[_State, list[DialogueEvent]]
+_STATE_FIELDS = frozenset(_State.__dataclass_fields__)
+
+
+def _evolve(s: _State, **changes: Any) -> _State:
+    """``dataclasses.replace`` for the two changes every move makes (its ply, the sender's
+    last message): a copy of the instance dict, without replace()'s walk over the fields
+    and a frozen ``__init__`` (a tenth of judging a move)."""
+    if not changes.keys() <= _STATE_FIELDS:
+        raise TypeError(f"_State has no field(s) {sorted(changes.keys() - _STATE_FIELDS)}")
+    new = object.__new__(_State)
+    new.__dict__.update(s.__dict__, **changes)
+    return new
 
 
 class _Refused(Exception):
@@ -296,7 +308,7 @@ def _accept(s: _State, msg: GameAccept, sender: Role) -> _Outcome:
 
 def _move(s: _State, msg: Move, sender: Role) -> _Outcome:
     played = MovePlayed(msg, _colour_to_move(s), s.plies + 1, _move_number(s))
-    return replace(s, plies=s.plies + 1), [played]
+    return _evolve(s, plies=s.plies + 1), [played]
 
 
 def _end(s: _State, msg: GameEnd, sender: Role) -> _Outcome:
@@ -491,7 +503,7 @@ class Dialogue:
             last_move = {}
         if isinstance(msg, Move):
             last_move[sender] = wire
-        self._state = replace(new, last_wire={**new.last_wire, sender: wire}, last_move=last_move)
+        self._state = _evolve(new, last_wire={**new.last_wire, sender: wire}, last_move=last_move)
         return events
 
     def fork(self) -> Dialogue:
