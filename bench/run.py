@@ -4,7 +4,8 @@
 Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS.md):
 
 * ``bridges``: dxserial's bridge (``--link nul``) beside ser2net (``sendon='\\x00'``),
-  socat (``nodelay``), the Python floor and the transport floor (bench/transport_floor.py)
+  socat (``nodelay``), the Python floor, the transport floor (bench/transport_floor.py)
+  and the plumbing floor (bench/plumbing_floor.py)
   on the shared harness (``shared/bench/bench.py``, found beside the
   repository or given with ``--harness``): median round trip and bulk MiB/s with the
   ascii pattern, medians over ``--repeat`` runs, ratios measured in the same run.
@@ -104,6 +105,11 @@ def bridge_configs(harness: Path) -> list[tuple[str, list[str]]]:
         ("transport floor (uvloop)",
          ["--bridge", "cmd", "--bridge-cmd", f"{sys.executable} {transports} {{serial}} {{port}}"])
     )
+    plumbing = HERE / "plumbing_floor.py"  # the bridge with a relay that only forwards
+    configs.append(
+        ("plumbing floor (uvloop)",
+         ["--bridge", "cmd", "--bridge-cmd", f"{sys.executable} {plumbing} {{serial}} {{port}}"])
+    )
     bridge = "bridge {serial} --link nul --listen 127.0.0.1:{port} -q"
     for label, prefix, extra in (
         ("dxserial bridge --link nul", "", ""),
@@ -187,8 +193,10 @@ def run_bridges(args: argparse.Namespace) -> str:
         "the median over rounds of (this bridge / ser2net) within the round. Python floor: "
         "`shared/bench/floor_bridge.py` (raw file descriptors, split on NUL, one write per "
         "message). Transport floor: `bench/transport_floor.py`, dxserial's own serial and TCP "
-        "transports doing the same and nothing more; what dxserial takes beyond it is its own "
-        "work per message (layer-1 link, relay, judging, counts)."
+        "transports doing the same and nothing more. Plumbing floor: `bench/plumbing_floor.py`, "
+        "the real bridge (core, link drivers, layer-1 links, transports) with a relay that "
+        "only forwards: from the transport floor to it is the plumbing's cost per message, "
+        "from it to the bridge the relay's (parse, sessions, judging, counts)."
     )
     if notes:
         text += "\n\nErrors: " + "; ".join(notes)

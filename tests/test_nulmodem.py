@@ -547,6 +547,67 @@ def test_restart_garbled_into_end_delivers_a_short_message() -> None:
     assert sim.delivered("A") == [b"M0000342900"]
 
 
+def lost_reports(events: list[LinkEvent]) -> list[bytes]:
+    return [e.lost for e in events if isinstance(e, LinkProblem) and e.lost is not None]
+
+
+def test_end_byte_garbled_into_start_both_ways_is_reported_lost() -> None:
+    # S and E differ in one bit: the end byte of "Ctwo" arrives as a start byte, and B's
+    # echo of it arrives at A as the end byte. A counts "Ctwo" delivered; B dropped it
+    # ("start byte in the middle of a message"). Nothing on the line can tell; what comes
+    # next can: A goes on with "Cthree" instead of sending "Ctwo" again.
+    ends = {"n": 0}
+    flipped = {"echo": False}
+
+    def end_into_start(b: int) -> int | None:
+        if b == E:
+            ends["n"] += 1
+            if ends["n"] == 2:
+                return S
+        return b
+
+    def echo_into_end(b: int) -> int | None:
+        if ends["n"] == 2 and b == S and not flipped["echo"]:
+            flipped["echo"] = True
+            return E
+        return b
+
+    sim = Sim(*pair(), ab=LossyLine(hook=end_into_start), ba=LossyLine(hook=echo_into_end))
+    for raw in (b"Cone", b"Ctwo", b"Cthree"):
+        sim.send("A", raw)
+    sim.run(sim.quiet)
+    assert sim.delivered("A") == [b"Cone", b"Ctwo", b"Cthree"]
+    assert sim.received("B") == [b"Cone", b"Cthree"]
+    (report,) = [e for e in sim.log["B"] if isinstance(e, LinkProblem) and e.lost]
+    assert report.lost == b"Ctwo" and report.level == logging.ERROR
+    assert "'Ctwo' was cut off by a start byte and not sent again" in str(report.error)
+
+
+def test_a_message_started_over_is_not_reported_lost() -> None:
+    # A character garbled on its way in: B holds a partial message with a wrong last
+    # character, A sees the wrong echo and starts over; the same message follows.
+    raw = b"M0000342900"
+    a, b = pair(max_attempts=20)
+    sim = Sim(a, b, ab=LossyLine(hook=SpoilOnce(lambda pos, byte: pos in (3, 7))))
+    sim.send("A", raw)
+    sim.send("A", b"K1")
+    sim.run(sim.quiet)
+    assert sim.received("B") == [raw, b"K1"]
+    assert any("in the middle of a message" in p for p in sim.problems("B"))
+    assert lost_reports(sim.log["B"]) == []
+
+
+def test_a_message_dropped_for_a_bad_byte_is_lost_unless_sent_again() -> None:
+    link = NulModemLink()
+    feed(link, bytes([S]) + b"M0\x9f0" + bytes([E]) + bytes([S]) + b"M0000" + bytes([E]))
+    assert lost_reports(link.events()) == []  # the same message again: started over
+    link = NulModemLink()
+    feed(link, bytes([S]) + b"M0\x9f0" + bytes([E]) + bytes([S]) + b"K1" + bytes([E]))
+    events = link.events()
+    assert lost_reports(events) == [b"M0\x9f0"]
+    assert events[-1] == MessageReceived(b"K1")  # delivered all the same
+
+
 # ---------------------------------------------------------------- collisions
 
 

@@ -606,6 +606,24 @@ def test_messages_written_but_never_taken_by_a_reset_peer_are_reported() -> None
     rig.check_counts()
 
 
+def test_a_message_the_serial_line_dropped_is_counted_and_named_as_lost() -> None:
+    # The NULMODEM link reports a message it dropped that the serial engine may count as
+    # delivered (LinkProblem.lost): it never reaches the TCP engine, and the bridge says so
+    # like any other lost message, with its bytes, in the counts and the trace.
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(SERIAL, b"Cone")
+    rig.apply(rig.relay.dropped_by_line(SERIAL, b"Ctwo", "cut off, not sent again", rig.now))
+    rig.send(SERIAL, b"Cthree")
+    assert rig.got[TCP] == [b"Cone", b"Cthree"]
+    (lost,) = rig.messages("lost")
+    assert lost["raw"] == "Ctwo" and lost["direction"] == "serial->tcp"
+    assert lost["error"] == "possibly: cut off, not sent again"
+    assert any("serial->tcp: message 'Ctwo' NOT delivered" in w for w in rig.warnings())
+    assert rig.relay.counts["lost"] == 1
+    rig.check_counts()
+
+
 def test_a_long_session_remembers_only_the_last_messages_for_a_reset_peer() -> None:
     """What is kept to name a reset peer's unread messages is bounded (memory stays flat in a
     long session); older unread bytes are still reported, as a count."""

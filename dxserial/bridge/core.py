@@ -365,6 +365,8 @@ class Bridge:
                     SERIAL, list(event.undelivered), "the serial engine stopped answering", now
                 )
             )
+        elif isinstance(event, LinkProblem) and event.lost is not None:
+            self._apply(self.relay.dropped_by_line(SERIAL, event.lost, str(event.error), now))
         elif isinstance(event, LinkProblem):
             self._log(event.level, f"serial line: {event.error}", "serial line")
 

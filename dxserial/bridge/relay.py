@@ -263,6 +263,14 @@ class Relay:
             self._fate(item, side, "lost", why)
         return self._take()
 
+    def dropped_by_line(self, sender: Side, raw: bytes, why: str, now: float) -> list[Action]:
+        """``sender``'s line dropped ``raw``, which that engine may count as delivered (a
+        NULMODEM message cut off and not sent again): lost, and said so with its bytes."""
+        self._settle()
+        item = _Msg(next(self._ids), sender, bytes(raw), None)
+        self._fate(item, other(sender), "lost", f"possibly: {why}")
+        return self._take()
+
     def unacknowledged(self, side: Side, nbytes: int, why: str, now: float) -> list[Action]:
         """``side``'s link ended with ``nbytes`` written but never taken by the other end:
         the last messages delivered there (as far as the bytes go) are possibly lost."""

@@ -77,6 +77,19 @@ only repeats itself) makes us ignore the line for ``timeout``. One genuine messa
 slow line never meets the byte count; a real sender that hits the rule on a very noisy line
 simply repeats its message afterwards.
 
+**A message dropped here and never sent again.** S and E differ in one bit (0x02, 0x03):
+when the end byte of a whole message arrives as a start byte and our echo of it comes back
+to the sender as its end byte, the sender counts the message delivered while we dropped it
+("start byte in the middle of a message"); likewise a character garbled into 0x00 or a
+byte >= 0x80 and its echo garbled back (the message is dropped for that byte). Byte by
+byte that cannot be told from a sender that starts over after a wrong echo; what tells
+them apart comes next: a sender that starts over sends the same message again. So the next
+message delivered must begin with the dropped one, but for its last character (the one
+whose echo came back wrong) and any start bytes garbled into characters after it, or differ
+from it in a character or two (one of the copies garbled); if it does not, the dropped message
+is reported as possibly lost (:attr:`LinkProblem.lost`). A sender whose next message
+begins like the one before it goes unnoticed.
+
 **Start-byte learning** (``learn_start=True``), until the first message from the peer is
 delivered. While idle, a control byte (0x01..0x1f or 0x7f) that is not a known start or end
 byte is taken as the peer's start byte S' and begins a message; in such a message the first
@@ -149,10 +162,15 @@ class LinkProblem:
 
     error: FramingError
     noise: bool = False
+    #: A message the peer may count as delivered although it was dropped here (a cut-off
+    #: message that was not sent again; see the module docstring).
+    lost: bytes | None = None
 
     @property
     def level(self) -> int:
-        """The logging level to report this at: WARNING for noise, INFO otherwise."""
+        """ERROR for a possibly lost message, WARNING for noise, INFO otherwise."""
+        if self.lost is not None:
+            return logging.ERROR
         return logging.WARNING if self.noise else logging.INFO
 
 
@@ -177,6 +195,15 @@ class _Tx(enum.Enum):
 def _is_control(b: int) -> bool:
     """A byte that cannot be message text: candidates for start and end bytes."""
     return 0x01 <= b <= 0x1F or b == 0x7F
+
+
+def _garbled_copy(raw: bytes, cut: bytes) -> bool:
+    """``raw`` differs from ``cut`` in at most two of the characters they both have, and in
+    less than half of them (at most half if it is shorter: an end byte garbled in cut it
+    short): one message, one of the two copies garbled on the line, not the next one."""
+    n = min(len(raw), len(cut))
+    wrong = sum(x != y for x, y in zip(raw[:n], cut[:n], strict=True))
+    return wrong <= 2 and (2 * wrong < n or (len(raw) < len(cut) and 2 * wrong <= n))
 
 
 def _show(b: int) -> str:
@@ -227,6 +254,9 @@ class NulModemLink:
         self._rx_buf = bytearray()
         self._rx_deadline = 0.0
         self._rx_spoiled: str | None = None  # why the message being received will be dropped
+        # The last message dropped here that the peer may count delivered, and why (see
+        # the module docstring): settled by the next message delivered.
+        self._cut: tuple[bytes, str] | None = None
         self._busy_since = 0.0  # start of the current run of echoes without progress
         self._last_rx_at = -math.inf  # last byte echoed as a receiver (-inf: progress made)
         self._busy_bytes = 0  # bytes echoed in that run
@@ -333,6 +363,7 @@ class NulModemLink:
         self._tx = _Tx.IDLE
         self._failures = 0
         self._rx_idle()
+        self._cut = None
         self._out.clear()
         self._strays.clear()
         self._stray_count = 0
@@ -624,6 +655,8 @@ class NulModemLink:
                 f"start byte {_show(b)} in the middle of a message: starting over, "
                 f"{len(self._rx_buf)} characters dropped"
             )
+            if self._rx_buf and self._rx_spoiled is None:
+                self._cut = (bytes(self._rx_buf), "cut off by a start byte")
         elif b not in (self._start, self._learned_start):
             self._problem(
                 f"control byte {_show(b)} on an idle line: taking it as the peer's start byte "
@@ -645,6 +678,7 @@ class NulModemLink:
             return
         if spoiled is not None:
             self._problem(f"message '{escape(raw)}' dropped: {spoiled}", noise=True)
+            self._cut = (raw, f"dropped for its {spoiled.split(':')[0]}")
             return
         if start != self._start:
             try:
@@ -669,7 +703,33 @@ class NulModemLink:
         if raw not in self._recent_received:
             self._last_rx_at = -math.inf  # a new message is progress; a ring only repeats
         self._recent_received.append(raw)
+        if self._cut is not None:
+            self._settle_cut(raw, *self._cut)
         self._events.append(MessageReceived(raw))
+
+    def _settle_cut(self, raw: bytes, cut: bytes, how: str) -> None:
+        """A message dropped here is followed by ``raw``: the same one sent again (maybe
+        garbled), or else the peer counted the dropped one delivered: report it lost."""
+        self._cut = None
+        # A restart's start byte garbled on its way in lands at the end as a character.
+        starts = (self._start, self._learned_start or self._start)
+        near_start = {s ^ (1 << bit) for s in starts for bit in range(8)}
+        end = len(cut)
+        while end > 1 and cut[end - 1] in near_start:
+            end -= 1
+        kept = cut[:end]
+        if raw.startswith(kept[:-1]) or _garbled_copy(raw, kept):
+            return
+        self._events.append(
+            LinkProblem(
+                FramingError(
+                    f"message '{escape(cut)}' was {how} and not sent again (next came "
+                    f"'{escape(raw[:40])}'): the peer counts it delivered if its echoes came "
+                    "back right (a start or end byte, or a character, garbled both ways)"
+                ),
+                lost=cut,
+            )
+        )
 
     def _overflow(self) -> None:
         hint = next(
