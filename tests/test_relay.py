@@ -619,6 +619,7 @@ def test_a_message_the_serial_line_dropped_is_counted_and_named_as_lost() -> Non
     (lost,) = rig.messages("lost")
     assert lost["raw"] == "Ctwo" and lost["direction"] == "serial->tcp"
     assert lost["error"] == "possibly: cut off, not sent again"
+    assert lost["judged"] is False  # the bridge never had it: a replay must not judge it
     assert any("serial->tcp: message 'Ctwo' NOT delivered" in w for w in rig.warnings())
     assert rig.relay.counts["lost"] == 1
     rig.check_counts()

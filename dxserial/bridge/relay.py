@@ -268,7 +268,14 @@ class Relay:
         NULMODEM message cut off and not sent again): lost, and said so with its bytes."""
         self._settle()
         item = _Msg(next(self._ids), sender, bytes(raw), None)
-        self._fate(item, other(sender), "lost", f"possibly: {why}")
+        dir_ = direction(sender)
+        # Never judged: the bridge never had it (a replay of the trace must not judge it).
+        self._arrival_record(item, "lost", error=f"possibly: {why}", judged=False)
+        self._log(
+            logging.ERROR,
+            f"{dir_}: message '{escape(item.raw)}' NOT delivered: possibly: {why}",
+            kind=f"lost {dir_}",
+        )
         return self._take()
 
     def unacknowledged(self, side: Side, nbytes: int, why: str, now: float) -> list[Action]:
