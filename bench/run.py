@@ -9,6 +9,8 @@ Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS
   on the shared harness (``shared/bench/bench.py``, found beside the
   repository or given with ``--harness``): median round trip and bulk MiB/s with the
   ascii pattern, medians over ``--repeat`` runs, ratios measured in the same run.
+* ``cpu``: bench/cpu_per_message.py, the CPU time each bridge spends per message in the
+  latency run (user and system), beside ser2net's and the two floors'.
 * ``game``: bench/game_latency.py, the Scan game's legal messages one way through
   ser2net, the transport floor and dxserial's bridge (one-way delay per message).
 * ``nulmodem``, ``parsing``, ``movegen``, ``idle``: see bench/perf.py (NULMODEM delivery
@@ -43,6 +45,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from cpu_per_message import run_section as cpu_section  # bench/cpu_per_message.py
 from faults import section as run_faults  # bench/faults.py
 from fuzz import run_section as run_fuzz  # bench/fuzz.py
 from game_latency import run_section as game_section  # bench/game_latency.py
@@ -219,6 +222,8 @@ def _fmt(value: float | None, digits: int = 0) -> str:
 
 SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
     "bridges": ("Bridge round trip and bulk throughput beside ser2net and socat", run_bridges),
+    "cpu": ("CPU time per message beside ser2net",
+            lambda args: cpu_section(find_harness(args.harness), args.repeat)),
     "game": ("A real game's messages through the bridge beside ser2net",
              lambda args: game_section(args.repeat)),
     "nulmodem": ("NULMODEM delivery time against the line's physical minimum", run_nulmodem),
