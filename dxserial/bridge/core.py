@@ -355,7 +355,9 @@ class Bridge:
         now = self._now()
         if isinstance(event, MessageReceived):
             self._apply(self.relay.receive(SERIAL, event.raw, now))
-            self._apply(self.relay.settle())  # judged after the write
+            settled = self.relay.settle()  # judged after the write
+            if settled:
+                self._apply(settled)
         elif isinstance(event, MessageDelivered):
             self._apply(self.relay.delivered(SERIAL, event.raw, now))
         elif isinstance(event, LinkDown):
@@ -476,7 +478,9 @@ class Bridge:
         now = self._now()
         if isinstance(event, MessageReceived):
             self._apply(self.relay.receive(TCP, event.raw, now))
-            self._apply(self.relay.settle())  # judged after the write
+            settled = self.relay.settle()  # judged after the write
+            if settled:
+                self._apply(settled)
         elif isinstance(event, MessageDelivered):
             self._apply(self.relay.delivered(TCP, event.raw, now))
         elif isinstance(event, LinkProblem):

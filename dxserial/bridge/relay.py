@@ -223,7 +223,8 @@ class Relay:
         :meth:`settle` for the judgement, so the referee's work is done after the write
         instead of on the message's way.  Any other call settles first as well.
         """
-        self._settle()
+        if self._unjudged:
+            self._settle()
         self._arrive(_Msg(next(self._ids), sender, bytes(raw), None), now)
         return self._take()
 
