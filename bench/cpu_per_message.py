@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from pathlib import Path
 from types import FrameType
 
 from game_latency import _bridge_command  # bench/game_latency.py
+from tables import median_row  # bench/tables.py
 
 HERE = Path(__file__).resolve().parent
 SHORT, LONG = 200, 5200
@@ -92,13 +92,7 @@ def run_section(harness: Path, rounds: int) -> str:
         "| bridge | rounds | CPU µs per message | user µs | system µs | vs ser2net |",
         "|---|---|---|---|---|---|",
     ]
-    for kind, row in per.items():
-        ratio = f"{statistics.median(row['ratio']):.2f}x" if row["ratio"] else "-"
-        lines.append(
-            f"| {kind} | {len(row['all'])} | {statistics.median(row['all']):.1f} "
-            f"| {statistics.median(row['user']):.1f} | {statistics.median(row['sys']):.1f} "
-            f"| {ratio} |"
-        )
+    lines += [median_row([kind], row, ["all", "user", "sys"], 1) for kind, row in per.items()]
     return "\n".join(lines) + (
         f"\n\nEach bridge under the shared harness's latency phase (`M0012061100\\0` one at a "
         f"time), {SHORT} and then {LONG} round trips through a fresh bridge, its CPU time "

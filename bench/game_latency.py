@@ -27,6 +27,8 @@ import time
 import tty
 from pathlib import Path
 
+from tables import median_row  # bench/tables.py
+
 from dxserial.testing.process import free_port, listening, stop_process, wait_until
 
 HERE = Path(__file__).resolve().parent
@@ -154,13 +156,10 @@ def run_section(rounds: int, games: int = 3) -> str:
         "| tcp->serial µs | vs ser2net |",
         "|---|---|---|---|---|---|---|",
     ]
-    for (run, kind), row in rows.items():
-        ratio = f"{statistics.median(row['ratio']):.2f}x" if row["ratio"] else "-"
-        lines.append(
-            f"| {run} | {kind} | {len(row['all'])} | {statistics.median(row['all']):.0f} "
-            f"| {statistics.median(row['serial->tcp']):.0f} "
-            f"| {statistics.median(row['tcp->serial']):.0f} | {ratio} |"
-        )
+    lines += [
+        median_row([run, kind], row, ["all", "serial->tcp", "tcp->serial"], 0)
+        for (run, kind), row in rows.items()
+    ]
     return "\n".join(lines) + (
         f"\n\nThe Scan game's first game ({messages} messages, every one legal and in turn) "
         f"played {games} times through a fresh bridge per round and run: the initiator's "

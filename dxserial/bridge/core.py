@@ -351,13 +351,17 @@ class Bridge:
             if not self.relay.present[SERIAL]:
                 self._apply(self.relay.joined(SERIAL, self._now(), self.cfg.port))
 
+    def _received(self, side: Side, raw: bytes, now: float) -> None:
+        """Forward (the relay's Send), then apply its judgement, made after the write."""
+        self._apply(self.relay.receive(side, raw, now))
+        settled = self.relay.settle()
+        if settled:
+            self._apply(settled)
+
     def _serial_event(self, event: LinkEvent) -> None:
         now = self._now()
         if isinstance(event, MessageReceived):
-            self._apply(self.relay.receive(SERIAL, event.raw, now))
-            settled = self.relay.settle()  # judged after the write
-            if settled:
-                self._apply(settled)
+            self._received(SERIAL, event.raw, now)
         elif isinstance(event, MessageDelivered):
             self._apply(self.relay.delivered(SERIAL, event.raw, now))
         elif isinstance(event, LinkDown):
@@ -477,10 +481,7 @@ class Bridge:
     def _tcp_event(self, event: LinkEvent) -> None:
         now = self._now()
         if isinstance(event, MessageReceived):
-            self._apply(self.relay.receive(TCP, event.raw, now))
-            settled = self.relay.settle()  # judged after the write
-            if settled:
-                self._apply(settled)
+            self._received(TCP, event.raw, now)
         elif isinstance(event, MessageDelivered):
             self._apply(self.relay.delivered(TCP, event.raw, now))
         elif isinstance(event, LinkProblem):

@@ -272,11 +272,7 @@ class Relay:
         dir_ = direction(sender)
         # Never judged: the bridge never had it (a replay of the trace must not judge it).
         self._arrival_record(item, "lost", error=f"possibly: {why}", judged=False)
-        self._log(
-            logging.ERROR,
-            f"{dir_}: message '{escape(item.raw)}' NOT delivered: possibly: {why}",
-            kind=f"lost {dir_}",
-        )
+        self._say_lost(dir_, item.raw, f"possibly: {why}")
         return self._take()
 
     def unacknowledged(self, side: Side, nbytes: int, why: str, now: float) -> list[Action]:
@@ -786,11 +782,7 @@ class Relay:
         if action == "delivered" and sender is not None:
             self.counts[dir_] += 1
         if action == "lost":
-            self._log(
-                logging.ERROR,
-                f"{dir_}: message '{escape(item.raw)}' NOT delivered: {why}",
-                kind=f"lost {dir_}",
-            )
+            self._say_lost(dir_, item.raw, why)
         if not self.settings.trace:
             return
         fields: dict[str, Any] = {
@@ -803,6 +795,12 @@ class Relay:
         if why is not None:
             fields["error"] = why
         self._out.append(Trace(fields))
+
+    def _say_lost(self, dir_: str, raw: bytes, why: str | None) -> None:
+        self._log(
+            logging.ERROR, f"{dir_}: message '{escape(raw)}' NOT delivered: {why}",
+            kind=f"lost {dir_}",
+        )
 
     def _trace_session(self, side: Side, action: str, who: str) -> None:
         if not self.settings.trace:

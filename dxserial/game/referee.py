@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from functools import partial
 
 from dxserial.draughts import IllegalMoveError, LegalMove, Position, Rejection, RulesError, pdn_in
 from dxserial.errors import DialogueError, DuplicateMessageError
@@ -302,15 +303,16 @@ class Referee:
     ) -> Verdict:
         limit = self._limit_notes(played)
         notes = list(limit)
-        game = self.game
         short = describe_dxp_move(msg).split(" ")[0]
         # Each Verdict is built once, with all its fields (a dataclasses.replace() of a
         # common base cost more than the rest of judging a quiet move).
+        verdict = partial(
+            Verdict, message=msg, sender=sender, who=who, game=self.game,
+            colour=played.colour, position_before=judged_in, ply=played.ply,
+        )
         if self._unreliable_from is not None:
             self._commit(trial, limit=bool(limit))
-            return Verdict(
-                message=msg, sender=sender, who=who, game=game, colour=played.colour,
-                position_before=judged_in, ply=played.ply,
+            return verdict(
                 text=f"{who} played {short} (not checked: record unreliable from ply"
                 f" {self._unreliable_from})",
                 pdn=short,
@@ -331,9 +333,7 @@ class Referee:
                 self._commit(trial, limit=bool(limit))
                 self._unreliable_from = played.ply
                 notes.append(f"record unreliable from ply {played.ply}: moves not judged")
-            return Verdict(
-                message=msg, sender=sender, who=who, game=game, colour=played.colour,
-                position_before=judged_in, ply=played.ply,
+            return verdict(
                 text=f"{who} played {short}: illegal move: {why} (position {_fen(judged_in)})",
                 kind=ViolationKind.ILLEGAL_MOVE,
                 reason=reason,
@@ -350,9 +350,7 @@ class Referee:
         result = self._board_result()
         if result is not None:
             notes.append(f"game over: {result.reason}")
-        return Verdict(
-            message=msg, sender=sender, who=who, game=game, colour=played.colour,
-            position_before=judged_in, ply=played.ply,
+        return verdict(
             text=f"{who} played {text_pdn}",
             pdn=text_pdn,
             move=move,
