@@ -1,0 +1,177 @@
+"""FMJD's draw rules for international draughts, with the counters each rule needs.
+
+Pure and sans-I/O like the rest of the rules layer: a :class:`DrawCounter` is fed the
+positions of one game in order and says when a rule ends the game as a draw.  It works on
+positions only (what moved, what was captured is read from the difference of two positions),
+so a referee can rebuild it from its list of positions after a take-back.
+
+The rules are those of the official FMJD rules for international draughts, Annex 1,
+article 6 ("the end of the game"), in the wording of the English text (the juridical one):
+
+* **Repetition** -- the same position occurs for the third time with the same player to
+  move: a draw.  The occurrences need not be in a row; the start position counts.
+* **25 moves of kings** -- during 25 successive moves of each player only kings were
+  moved, no man moved and nothing was captured: a draw.  Counted in plies (50); a man move
+  or a capture (by anyone, of anything) sets the count back to 0.
+* **16 moves** -- three kings, two kings and a man, or a king and two men against a lone
+  king: a draw after each player has played at most 16 more moves.  The count starts at the
+  position where the material first became one of these; a man move, a promotion or a
+  capture inside the count does not restart it, as long as the material stays one of the
+  16-move configurations ("when a piece is taken during these 16 moves the maximum of 16
+  moves remains valid").
+* **5 moves** -- two kings, a king and a man, or a king against a (lone) king: a draw after
+  each player has played at most 5 more moves.  The count starts where the material became
+  one of these, also when it came from a 16-move configuration by a capture; then the
+  16-move maximum still holds too, and the game is a draw when the first count runs out.
+
+The article numbers of the sub-clauses differ between editions of Annex 1, so the code
+names the rule, not a sub-clause number.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from dxserial.draughts.board import Position
+from dxserial.draughts.pieces import Colour
+
+__all__ = ["ARTICLE", "Draw", "DrawCounter", "DrawRule", "endgame_rule"]
+
+ARTICLE = "FMJD Annex 1, art. 6"
+
+
+class DrawRule(enum.StrEnum):
+    REPETITION = "threefold repetition"
+    KINGS_ONLY = "25-move rule"
+    SIXTEEN = "16-move rule"
+    FIVE = "5-move rule"
+
+
+#: Plies each count may last: moves of *each* player, so twice the number of moves.
+_PLIES = {DrawRule.KINGS_ONLY: 50, DrawRule.SIXTEEN: 32, DrawRule.FIVE: 10}
+
+
+@dataclass(frozen=True)
+class Draw:
+    """A draw rule met: which, and in words (for a CHAT, a log line, a PDN tag)."""
+
+    rule: DrawRule
+    detail: str
+
+    @property
+    def text(self) -> str:
+        return f"draw by the {self.rule} ({ARTICLE}): {self.detail}"
+
+
+def _popcount(bits: int) -> int:
+    return bits.bit_count()
+
+
+def endgame_rule(position: Position) -> DrawRule | None:
+    """The endgame count the material stands under: 16 moves, 5 moves, or none.
+
+    Against a lone king: three pieces with at least one king (three kings, two kings and a
+    man, a king and two men) is the 16-move rule; one or two pieces with at least one king
+    (two kings, a king and a man, a king) the 5-move rule.
+    """
+    for strong, weak in ((position.white, position.black), (position.black, position.white)):
+        if _popcount(weak) != 1 or not weak & position.kings:
+            continue
+        pieces, kings = _popcount(strong), _popcount(strong & position.kings)
+        if kings == 0:
+            continue
+        if pieces == 3:
+            return DrawRule.SIXTEEN
+        if pieces <= 2:
+            return DrawRule.FIVE
+    return None
+
+
+class DrawCounter:
+    """Follows one game's positions; :attr:`draw` is set once a rule has ended the game."""
+
+    def __init__(self, start: Position) -> None:
+        self._seen: Counter[Position] = Counter({start: 1})
+        self._last = start
+        self._kings_only = 0  # plies in a row with only kings moved, nothing captured
+        self._endgame: dict[DrawRule, int] = {}  # a running endgame count: plies so far
+        self._enter_endgame(start)
+        self.draw: Draw | None = None
+
+    @classmethod
+    def replay(cls, positions: Iterable[Position]) -> DrawCounter:
+        """A counter for the game through ``positions`` (the first is the start)."""
+        it = iter(positions)
+        counter = cls(next(it))
+        for position in it:
+            counter.play(position)
+        return counter
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The running counts in plies (for a log line or a test)."""
+        out = {str(DrawRule.KINGS_ONLY): self._kings_only}
+        out.update({str(rule): plies for rule, plies in self._endgame.items()})
+        return out
+
+    def _enter_endgame(self, position: Position) -> None:
+        rule = endgame_rule(position)
+        if rule is None:
+            self._endgame.clear()
+        elif rule is DrawRule.FIVE:
+            self._endgame.setdefault(DrawRule.FIVE, 0)  # a 16-move count runs on
+        else:
+            self._endgame.pop(DrawRule.FIVE, None)  # cannot happen by a legal move
+            self._endgame.setdefault(DrawRule.SIXTEEN, 0)
+
+    def play(self, after: Position) -> Draw | None:
+        """The next position of the game (one ply later); the draw if a rule now ends it."""
+        before = self._last
+        self._last = after
+        mover = before.turn
+        own_before, own_after = (
+            (before.white, after.white) if mover is Colour.WHITE else (before.black, after.black)
+        )
+        opp_before, opp_after = (
+            (before.black, after.black) if mover is Colour.WHITE else (before.white, after.white)
+        )
+        captured = _popcount(opp_after) < _popcount(opp_before)
+        man_moved = (own_before & ~before.kings) != (own_after & ~after.kings)
+        self._kings_only = 0 if captured or man_moved else self._kings_only + 1
+        for rule in self._endgame:
+            self._endgame[rule] += 1
+        if captured or man_moved:  # only these change the material
+            self._enter_endgame(after)
+        self._seen[after] += 1
+        if self.draw is None:
+            self.draw = self._verdict(after)
+        return self.draw
+
+    def _verdict(self, position: Position) -> Draw | None:
+        if self._seen[position] >= 3:
+            return Draw(
+                DrawRule.REPETITION,
+                f"the position {position.to_fen()} occurred for the third time",
+            )
+        for rule, plies in sorted(self._endgame.items(), key=lambda kv: _PLIES[kv[0]] - kv[1]):
+            if plies >= _PLIES[rule]:
+                return Draw(rule, f"{_PLIES[rule] // 2} moves each played in this endgame")
+        if self._kings_only >= _PLIES[DrawRule.KINGS_ONLY]:
+            return Draw(
+                DrawRule.KINGS_ONLY,
+                "25 moves each with only kings moved, no man moved and nothing captured",
+            )
+        return None
+
+    def would_draw(self, after: Position) -> Draw | None:
+        """The draw that playing into ``after`` would bring, without playing it."""
+        trial = DrawCounter.__new__(DrawCounter)
+        trial._seen = Counter(self._seen)
+        trial._last = self._last
+        trial._kings_only = self._kings_only
+        trial._endgame = dict(self._endgame)
+        trial.draw = None
+        return trial.play(after)
