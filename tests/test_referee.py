@@ -110,7 +110,13 @@ def test_scan_game_has_no_violation(scan_game: list[dict[str, str]]) -> None:
     assert [v.colour for v in second] == [W, Z]
     assert second[0].who == "follower (White)"
     assert referee.dialogue.phase is Phase.PLAYING
-    assert not any(v.notes for v in verdicts)  # 75 moves each: the limit is reached, not passed
+    # 75 moves each: the move limit is reached, not passed.  At ply 120 Black has a king and
+    # a man against White's lone king: 5 more moves each and the 5-move rule ends the game
+    # (Scan plays on and claims the draw at the move limit: borne out).
+    noted = [(v.ply, v.notes) for v in verdicts if v.notes]
+    assert [ply for ply, _ in noted] == [130]
+    assert noted[0][1][0].startswith("game over: draw by the 5-move rule (FMJD Annex 1, art. 6)")
+    assert results[0].reason == "White (initiator) claimed a draw, borne out: 5-move rule"
 
 
 def test_every_move_gives_pdn_and_position_before(scan_game: list[dict[str, str]]) -> None:
@@ -394,3 +400,63 @@ def test_referee_never_raises_for_peer_messages(
         assert verdict.ok or verdict.problem
         if not verdict.ok:
             assert len(chat_for(verdict).text) <= 126
+
+
+# --------------------------------------------------------------------------- draw rules, claims
+
+
+def test_a_draw_rule_decides_the_game_and_a_reason_zero_gameend_gets_it() -> None:
+    referee = started("W:WK46,K47:BK3")
+    line = [(46, 41), (3, 8), (41, 36), (8, 2), (36, 31), (2, 7), (31, 26), (7, 1), (26, 21)]
+    for i, (a, b) in enumerate(line):
+        verdict = referee.observe(move(a, b), INI if i % 2 == 0 else FOL)
+        assert verdict.ok and verdict.result is None
+    verdict = referee.observe(move(1, 6), FOL)
+    assert verdict.result is not None and verdict.result.result == "1-1"
+    assert verdict.result.rule == "5-move rule"
+    assert verdict.notes[0].startswith("game over: draw by the 5-move rule")
+    assert referee.decided == verdict.result
+    referee.observe(end("0"), INI)
+    ended = referee.observe(end("0"), FOL)
+    assert ended.result == verdict.result
+
+
+def test_draw_rules_off_leave_the_game_running() -> None:
+    referee = Referee(draw_rules=False)
+    referee.observe(request("W:WK46,K47:BK3"), INI)
+    referee.observe(ACCEPT, FOL)
+    line = [(46, 41), (3, 8), (41, 36), (8, 2), (36, 31), (2, 7), (31, 26), (7, 1), (26, 21), (1, 6)]
+    verdicts = [referee.observe(move(a, b), INI if i % 2 == 0 else FOL) for i, (a, b) in enumerate(line)]
+    assert all(v.result is None for v in verdicts) and referee.decided is None
+    # ...but a claim is still checked against them.
+    claim = referee.claim_result(EndReason.DRAW, W, "White")
+    assert claim is not None and not claim.false_claim and "5-move rule" in claim.reason
+
+
+def test_take_back_undoes_a_draw_count() -> None:
+    referee = started("W:WK46,16,26:BK4,25,35")
+    for i, (a, b) in enumerate([(46, 41), (4, 9), (41, 46), (9, 4), (46, 41), (4, 9)]):
+        referee.observe(move(a, b), INI if i % 2 == 0 else FOL)
+    referee.observe(wire(BackRequest(move=1, to_move=W)), INI)
+    referee.observe(wire(BackAccept(code=BackCode.ACCEPTED)), FOL)
+    # Back at the start (seen once again now: the take-back returns to it, no new count).
+    for i, (a, b) in enumerate([(46, 41), (4, 9), (41, 46), (9, 4)]):
+        verdict = referee.observe(move(a, b), INI if i % 2 == 0 else FOL)
+    assert verdict.result is None  # twice, not three times, since the take-back
+
+
+@pytest.mark.parametrize(
+    ("fen", "reason", "false"),
+    [
+        ("W:WK46,K47:BK3", "2", True),  # no count has run out, no move makes one
+        ("W:WK1,50:B45", "3", False),  # Black's man on 45 is blocked by 50: no move
+        ("W:W31-50:B1-20", "3", True),  # the start: Black can move
+    ],
+)
+def test_claims_are_checked_on_the_position(fen: str, reason: str, false: bool) -> None:
+    referee = started(fen)
+    referee.observe(end(reason), INI)
+    verdict = referee.observe(end("0"), FOL)
+    result = verdict.result
+    assert result is not None and result.false_claim is false
+    assert ("false claim" in result.reason) is false

@@ -17,6 +17,7 @@ from dxserial.engine.endpoint import EngineEndpoint, parse_engine_endpoint
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
+from dxserial.game.arbiter import ArbiterSettings
 from dxserial.programs.match import FailurePolicy, Match, MatchConfig
 
 
@@ -88,6 +89,34 @@ def match_command(
         rich_help_panel="Serial lines and NULMODEM",
         help="NULMODEM: failed attempts in a row before the link is down.",
     ),
+    draw_rules: str = typer.Option(
+        "fmjd",
+        "--draw-rules",
+        rich_help_panel="Arbiter",
+        help="'fmjd': FMJD's draw rules end a game (threefold repetition, 25 king moves, "
+        "16-move and 5-move endgames); 'off': only the move limit.",
+    ),
+    on_false_claim: str = typer.Option(
+        "loss",
+        "--on-false-claim",
+        rich_help_panel="Arbiter",
+        help="A GAMEEND draw or win claim the position does not bear out: 'loss' for the "
+        "claimant, or 'as-claimed' (recorded as false either way).",
+    ),
+    time_control: str = typer.Option(
+        "on",
+        "--time-control",
+        rich_help_panel="Arbiter",
+        help="'on': dxserial keeps each engine's clock from --time (and --moves); a flag "
+        "fall loses on time. 'off': no clock (only --move-timeout). 'Ns': N seconds a game "
+        "on the director's clock, whatever --time says.",
+    ),
+    clock_margin: float = typer.Option(
+        0.3,
+        "--clock-margin",
+        rich_help_panel="Arbiter",
+        help="Seconds a move not charged to the engine: the line's share of each move.",
+    ),
     web: str | None = typer.Option(
         None,
         "--web",
@@ -115,6 +144,11 @@ def match_command(
         raise ConfigError("--games must be >= 1, --moves and --time 0..999")
     if not (move_timeout > 0 and connect_timeout > 0):  # also refuses nan
         raise ConfigError("--move-timeout and --connect-timeout must be > 0")
+    arbiter = ArbiterSettings.checked(
+        {"draw_rules": draw_rules, "on_false_claim": on_false_claim,
+         "time_control": time_control, "clock_margin": clock_margin},
+        lambda key: "--" + key.replace("_", "-"),
+    )
     output_dir(pdn, "PDN folder", create=False)  # made when the first game is written
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
@@ -137,6 +171,7 @@ def match_command(
         connect_timeout=connect_timeout,
         name=check_name(name),
         log_messages=verbose >= 1,
+        arbiter=arbiter,
     )
     match = Match(endpoints[0], endpoints[1], config, progress=stdout_progress())
     def watch(publish: Publish) -> None:

@@ -63,7 +63,12 @@ class Draw:
 
     @property
     def text(self) -> str:
-        return f"draw by the {self.rule} ({ARTICLE}): {self.detail}"
+        """Short enough for a PDN Termination tag."""
+        return f"draw by the {self.rule} ({ARTICLE})"
+
+    @property
+    def long(self) -> str:
+        return f"{self.text}: {self.detail}"
 
 
 def _popcount(bits: int) -> int:

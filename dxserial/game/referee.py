@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from functools import partial
 
 from dxserial.draughts import IllegalMoveError, LegalMove, Position, Rejection, RulesError, pdn_in
+from dxserial.draughts.draw_rules import Draw, DrawCounter
 from dxserial.errors import DialogueError, DuplicateMessageError
+from dxserial.game.claims import ClaimCheck, check_draw_claim, check_win_claim
 from dxserial.protocol.dxp_moves import describe_dxp_move, match_dxp_move, position_from_gamereq
 from dxserial.protocol.messages import (
     MESSAGE_TYPES,
@@ -62,6 +64,7 @@ __all__ = [
     "Verdict",
     "ViolationKind",
     "chat_for",
+    "false_claim_scored",
     "gameend_result",
 ]
 
@@ -90,6 +93,10 @@ class GameResult:
 
     result: str
     reason: str
+    #: A GAMEEND claim (reason 2 or 3) that the position did not bear out, scored as claimed.
+    false_claim: bool = False
+    #: The draw rule that ended the game, if one did (its name, e.g. "5-move rule").
+    rule: str = ""
 
     @property
     def winner(self) -> Colour | None:
@@ -110,6 +117,15 @@ def gameend_result(reason: EndReason, colour: Colour, who: str) -> GameResult | 
     if reason is EndReason.WIN:
         return GameResult.win_for(colour, f"{who} claims the win: GAMEEND reason 3")
     return None
+
+
+def false_claim_scored(result: GameResult, claimant: Colour, policy: str) -> GameResult:
+    """A false claim scored by ``policy``: ``as-claimed`` keeps it, ``loss`` loses the game
+    for the claimant (the record says both the claim and why it was not borne out)."""
+    if not result.false_claim or policy == "as-claimed":
+        return result
+    lost = GameResult.win_for(claimant.other, f"{result.reason}; scored as a loss")
+    return GameResult(lost.result, lost.reason, false_claim=True)
 
 
 @dataclass(slots=True)  # not frozen: one is built per message (read it, do not change it)
@@ -185,8 +201,12 @@ class Referee:
     (and, under ``Policy.STRICT``, every message the caller was about to forward).
     """
 
-    def __init__(self, policy: Policy = Policy.WARN) -> None:
+    def __init__(self, policy: Policy = Policy.WARN, *, draw_rules: bool = True) -> None:
         self.policy = Policy(policy)
+        #: FMJD's draw rules end the game (a verdict's ``result``); off: only claims use them.
+        self.draw_rules = draw_rules
+        self._counter: DrawCounter | None = None  # the draw rules' counts of this game
+        self._draw: Draw | None = None  # the rule that ended the game, once one has
         self._dialogue = Dialogue()
         self._positions: list[Position] = []  # positions[k]: after k plies of this game
         self._unreliable_from: int | None = None
@@ -216,8 +236,46 @@ class Referee:
 
     @property
     def decided(self) -> GameResult | None:
-        """The board's verdict once the side to move has no legal move (else ``None``)."""
-        return self._board_result() if self._in_game() else None
+        """The board's verdict once the side to move has no legal move, or the draw rule
+        that ended the game (else ``None``)."""
+        if not self._in_game():
+            return None
+        return self._draw_result() or self._board_result()
+
+    @property
+    def draw(self) -> Draw | None:
+        """The draw rule that ended the running (or last) game, if one did (and rules on)."""
+        return self._draw
+
+    def _draw_result(self) -> GameResult | None:
+        if self._draw is None:
+            return None
+        return GameResult("1-1", self._draw.text, rule=str(self._draw.rule))
+
+    def claim_result(self, reason: EndReason, colour: Colour, who: str) -> GameResult | None:
+        """The result of a GAMEEND by ``who`` (playing ``colour``, to move), its claim
+        checked on the position: reason 2 and 3 say whether the position bears them out
+        (see :mod:`dxserial.game.claims`); ``None`` for reason 0.  Does not change the game."""
+        claimed = gameend_result(reason, colour, who)
+        if claimed is None or reason is EndReason.RESIGN:
+            return claimed
+        check = self._check_claim(reason, colour)
+        what = "a draw" if reason is EndReason.DRAW else "the win"
+        text = f"{who} claimed {what}, {check.text}"
+        return GameResult(claimed.result, text, false_claim=check.founded is False)
+
+    def _check_claim(self, reason: EndReason, colour: Colour) -> ClaimCheck:
+        position = self.position
+        if position is None or self._counter is None or self._unreliable_from is not None:
+            unreliable = self._unreliable_from
+            return ClaimCheck(None, f"the position is unknown (unreliable from ply {unreliable})")
+        if reason is EndReason.WIN:
+            return check_win_claim(position, colour)
+        request = self._dialogue.game_request
+        limit = request.moves if request is not None else 0
+        return check_draw_claim(
+            position, self._counter, plies=self._dialogue.plies, move_limit=limit
+        )
 
     def _in_game(self) -> bool:
         return self._dialogue.game_request is not None and (
@@ -348,7 +406,13 @@ class Referee:
         self._commit(trial, limit=bool(limit))
         self._positions.append(after)
         result = self._board_result()
-        if result is not None:
+        if self._counter is not None:
+            draw = self._counter.play(after)
+            if result is None and draw is not None and self._draw is None and self.draw_rules:
+                self._draw = draw
+                result = self._draw_result()
+                notes.append(f"game over: {draw.long}")
+        if result is not None and not result.rule:
             notes.append(f"game over: {result.reason}")
         return verdict(
             text=f"{who} played {text_pdn}",
@@ -421,6 +485,8 @@ class Referee:
 
     def _start(self, request: GameRequest) -> list[str]:
         self._positions = [position_from_gamereq(request)]
+        self._counter = DrawCounter(self._positions[0])
+        self._draw = None
         self._unreliable_from = None
         self._limit_reported = False
         result = self._board_result()
@@ -437,13 +503,15 @@ class Referee:
             notes.append("record reliable again")
             self._unreliable_from = None
         del self._positions[event.ply + 1 :]
+        self._counter = DrawCounter.replay(self._positions)
+        self._draw = self._counter.draw if self.draw_rules else None
         return notes
 
     def _end_result(self, event: GameEnded) -> GameResult:
         reason = event.initial.reason
         colour = self._dialogue.colour_of(event.ended_by) or event.colour
         by = f"{colour_name(colour)} ({event.ended_by})"
-        claimed = gameend_result(reason, colour, by)
+        claimed = self.claim_result(reason, colour, by)
         if claimed is not None:
             return claimed
         if self._unreliable_from is not None:
@@ -452,7 +520,7 @@ class Referee:
                 f"no result: {by} sent GAMEEND reason 0 and the final position is unknown"
                 f" (record unreliable from ply {self._unreliable_from})",
             )
-        decided = self._board_result()
+        decided = self._draw_result() or self._board_result()
         if decided is not None:
             return decided
         return GameResult("*", f"no result: {by} sent GAMEEND reason 0")

@@ -43,6 +43,7 @@ class LiveView:
                 "used": {"White": 0, "Black": 0},
                 "result": None,
                 "reason": "",
+                "clock": event.get("left"),  # the director's clock, when it keeps one
             }
             self._forget_old()
         game = self.games.get(number)
@@ -54,6 +55,8 @@ class LiveView:
                 game["fen"] = event["fen"]
             colour = str(event.get("colour", "White"))
             game["used"][colour] = game["used"].get(colour, 0) + int(event.get("seconds", 0))
+            if isinstance(event.get("left"), dict):
+                game["clock"] = dict(event["left"])
         elif kind == "takeback":  # the bridge sees take-backs (BACKACC code 0)
             del game["moves"][int(event.get("ply", 0)) :]
             if event.get("fen") is not None:
@@ -67,7 +70,10 @@ class LiveView:
 
     @staticmethod
     def clocked(game: dict[str, Any]) -> dict[str, Any]:
-        """The game with each side's time left (minutes x 60 less the seconds it reported)."""
+        """The game with each side's time left: the director's clock where it keeps one
+        (``left`` of the move events), else minutes x 60 less the seconds each reported."""
+        if game.get("clock"):
+            return {**game, "left": dict(game["clock"])}
         total = round(float(game.get("minutes") or 0) * 60)  # GAMEREQ may say 0.5
         left = {c: (total - used if total else None) for c, used in game["used"].items()}
         return {**game, "left": left}

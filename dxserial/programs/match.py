@@ -43,6 +43,8 @@ from dxserial.draughts import START_FEN, Position
 from dxserial.engine.endpoint import EngineEndpoint
 from dxserial.engine.player import DEFAULT_NAME
 from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
+from dxserial.game.arbiter import ArbiterSettings, clock_comment, clock_left, time_loss
+from dxserial.game.clock import GameClock
 from dxserial.game.pdn import write_pdn
 from dxserial.game.record import GameRecord, Recorder
 from dxserial.game.referee import (
@@ -51,6 +53,7 @@ from dxserial.game.referee import (
     Referee,
     Verdict,
     chat_for,
+    false_claim_scored,
     gameend_result,
 )
 from dxserial.protocol.messages import (
@@ -117,6 +120,8 @@ class MatchConfig:
     log_messages: bool = False
     #: PDN White/Black: the engines' labels (a tournament's names) instead of their own names.
     label_players: bool = False
+    #: Draw rules, false claims, the director's clock (see dxserial.game.arbiter).
+    arbiter: ArbiterSettings = field(default_factory=ArbiterSettings)
 
 
 @dataclass(frozen=True)
@@ -573,7 +578,7 @@ class Match:
         last_for = {s.label for s in self.sides} if last is True else (last or set())
         self.progress.update(f"game {number}/{self.cfg.games}: starting")
         recorder = Recorder(event=self.cfg.event, site="dxserial")
-        referee = Referee(Policy.STRICT)
+        referee = Referee(Policy.STRICT, draw_rules=self.cfg.arbiter.fmjd)
         self._record = None
         result: GameResult | None = None
         reasons: dict[str, EndReason] = {}
@@ -797,6 +802,9 @@ class Match:
         judge(request, Role.INITIATOR)
         opened = judge(accepted[b.label], Role.FOLLOWER)
         self._record = recorder.current
+        control = self.cfg.arbiter.control(self.cfg.minutes, self.cfg.moves)
+        clock = GameClock(control) if control is not None else None
+        loop = asyncio.get_running_loop()
         if self.watch is not None and referee.position is not None:
             white = a if colours[a.label] is Colour.WHITE else b
             self.watch(
@@ -808,18 +816,23 @@ class Match:
                     "fen": referee.position.to_fen(),
                     "minutes": self.cfg.minutes,
                     "opening": start.label,
+                    **({"left": clock_left(clock, loop.time())} if clock else {}),
                 }
             )
         if opened.result is not None:  # a start position where the side to move has lost
             return opened.result, {}
         first = request.first_to_move
         to_move = a if colours[a.label] is first else b
-        loop = asyncio.get_running_loop()
+        if clock is not None:
+            clock.start(first, loop.time())
         deadline = loop.time() + self.cfg.move_timeout
         while True:
             if a.failure or b.failure:
                 return None, {}
-            item = await self._next(deadline)
+            flag = clock.flag_at() if clock is not None else None
+            item = await self._next(deadline if flag is None else min(deadline, flag))
+            if item is None and clock is not None and clock.fallen(loop.time()) is not None:
+                return self._time_loss(to_move, colours, clock, other, loop.time())
             if item is None:
                 self._fail(to_move, f"no move within {self.cfg.move_timeout:g} s")
                 return None, {}
@@ -831,11 +844,18 @@ class Match:
             opponent = other[side.label]
             colour = colours[side.label]
             if isinstance(msg, GameEnd):
-                result = referee.decided or _end_result(msg.reason, colour, side.title)
+                who = f"{colour_name(colour)} {side.title}"
+                claim = referee.claim_result(msg.reason, colour, who)
+                result = referee.decided or claim or _end_result(msg.reason, colour, side.title)
+                result = false_claim_scored(result, colour, self.cfg.arbiter.on_false_claim)
                 return result, {opponent.label: msg.reason}
             if not isinstance(msg, Move):
                 log.warning("engine %s: %s ignored during the game", side.label, msg.NAME)
                 continue
+            if clock is not None:
+                charged = clock.stop(colour, loop.time())
+                if clock.fallen(loop.time()) is colour:  # answered after its flag fell
+                    return self._time_loss(side, colours, clock, other, loop.time())
             verdict = judge(msg, roles[side.label])
             if not verdict.ok:
                 self._send(side, chat_for(verdict))
@@ -844,6 +864,11 @@ class Match:
                 )
                 return result, {side.label: EndReason.WIN, opponent.label: EndReason.RESIGN}
             self._send(opponent, msg)
+            if clock is not None:
+                clock.start(colours[opponent.label], loop.time())
+                if self._record is not None:
+                    left = clock.left(colour, loop.time())
+                    self._record.add_comment(clock_comment(charged, left, msg.seconds))
             if self.watch is not None and referee.position is not None:
                 self.watch(
                     {
@@ -854,6 +879,7 @@ class Match:
                         "colour": colour_name(colour),
                         "fen": referee.position.to_fen(),
                         "seconds": msg.seconds,
+                        **({"left": clock_left(clock, loop.time())} if clock else {}),
                     }
                 )
             played = next((e for e in verdict.events if isinstance(e, MovePlayed)), None)
@@ -862,6 +888,10 @@ class Match:
                 f"game {number}/{self.cfg.games}: move {move_no} "
                 f"{colour_name(colour)} {verdict.pdn}  |  {self._score_text()}"
             )
+            if verdict.result is not None and verdict.result.rule:  # a draw rule ends it
+                for engine in (side, opponent):
+                    self._send(engine, Chat.carrying(f"referee: {verdict.result.reason}"))
+                return verdict.result, {side.label: EndReason.DRAW, opponent.label: EndReason.DRAW}
             if verdict.result is not None:
                 return verdict.result, {side.label: EndReason.RESIGN, opponent.label: EndReason.WIN}
             moves = self.cfg.moves
@@ -870,6 +900,21 @@ class Match:
                 return result, {side.label: EndReason.DRAW, opponent.label: EndReason.DRAW}
             to_move = opponent
             deadline = loop.time() + self.cfg.move_timeout
+
+    def _time_loss(
+        self,
+        side: EngineSide,
+        colours: dict[str, Colour],
+        clock: GameClock,
+        other: dict[str, EngineSide],
+        now: float,
+    ) -> tuple[GameResult, dict[str, EndReason]]:
+        """``side``'s flag fell: it loses; both engines are told by CHAT, then GAMEEND."""
+        result = time_loss(colours[side.label], side.title, clock, now)
+        opponent = other[side.label]
+        for engine in (side, opponent):
+            self._send(engine, Chat.carrying(f"referee: {result.reason}"))
+        return result, {side.label: EndReason.WIN, opponent.label: EndReason.RESIGN}
 
     # ------------------------------------------------------------------ ending
 

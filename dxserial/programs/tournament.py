@@ -37,6 +37,7 @@ from typing import Any
 from dxserial.draughts import FenError, Position
 from dxserial.draughts.notation import parse_pdn_move
 from dxserial.errors import ConfigError, DxSerialError
+from dxserial.game.arbiter import ArbiterSettings
 from dxserial.protocol.messages import Colour
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "State",
     "TournamentSpec",
     "elo_estimate",
+    "game_lines",
     "parse_opening",
 ]
 
@@ -64,6 +66,7 @@ _DEFAULTS: dict[str, Any] = {
     "openings": [],
     "concurrency": 1,
 }
+_ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_control, ...
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ class TournamentSpec:
     pdn: Path = Path("games")
     openings: tuple[Opening, ...] = (Opening("", None),)
     concurrency: int = 1
+    arbiter: ArbiterSettings = field(default_factory=ArbiterSettings)
 
     @classmethod
     def from_toml(
@@ -137,7 +141,7 @@ class TournamentSpec:
     def from_dict(
         cls, data: dict[str, Any], *, source: str = "tournament file", base: Path | None = None
     ) -> TournamentSpec:
-        known = {*_DEFAULTS, "engines", "gauntlet"}
+        known = {*_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(
@@ -206,6 +210,7 @@ class TournamentSpec:
             pdn=pdn,
             openings=openings,
             concurrency=ints["concurrency"],
+            arbiter=ArbiterSettings.checked(data, lambda key: f"{source}: {key}"),
         )
 
     @property
@@ -413,6 +418,15 @@ class Scores:
             "[95%] from the trinomial variance of the per-game score"
         )
         return out
+
+
+def game_lines(games: dict[int, GameResultEntry]) -> list[str]:
+    """Every finished game with its result and why it ended (beside the crosstable)."""
+    rows = [f"games ({len(games)}):"]
+    for number in sorted(games):
+        g = games[number]
+        rows.append(f"  {number:>3}  {g.white} - {g.black}  {g.result}  ({g.reason})")
+    return rows
 
 
 @dataclass

@@ -33,6 +33,7 @@ from dxserial.programs.tournament import (
     Scores,
     State,
     TournamentSpec,
+    game_lines,
     write_atomic,
 )
 from dxserial.protocol.links import LinkKind
@@ -110,6 +111,7 @@ class Tournament:
             event=spec.event,
             log_messages=log_messages,
             label_players=True,
+            arbiter=spec.arbiter,
         )
         self.scores = Scores(spec.names)
         self._running: dict[int, tuple[Pairing, Match]] = {}
@@ -186,6 +188,9 @@ class Tournament:
         for row in self.scores.table(len(self.state.games), total):
             self.progress.line(row)
         if self.state.games:
+            for row in game_lines(self.state.games):
+                self.progress.line(row)
+        if self.state.games:
             self.progress.line(f"event PDN: {self.event_path}")
         return len(self.state.games) == total
 
@@ -253,7 +258,7 @@ class Tournament:
         self._write_event()
         self.progress.line(
             f"[{len(self.state.games)}/{total}] game {game.number}: {game.white} - {game.black} "
-            f"{entry.result}  |  {self.scores.standings_line()}"
+            f"{entry.result} ({entry.reason})  |  {self.scores.standings_line()}"
         )
         self._tell(self.snapshot_standings())
 
