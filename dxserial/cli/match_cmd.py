@@ -18,7 +18,8 @@ from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
 from dxserial.game.arbiter import ArbiterSettings
-from dxserial.programs.match import FailurePolicy, Match, MatchConfig
+from dxserial.programs.match import FailurePolicy, GameStart, Match, MatchConfig
+from dxserial.programs.tournament import parse_opening
 
 
 @app.command("match")
@@ -89,6 +90,13 @@ def match_command(
         rich_help_panel="Serial lines and NULMODEM",
         help="NULMODEM: failed attempts in a row before the link is down.",
     ),
+    opening: str = typer.Option(
+        "",
+        "--opening",
+        help="Where every game starts: a FEN (W:WK46,K47:BK3) or PDN moves from the start "
+        "(sent as a GAMEREQ with the position). Default: the normal start.",
+        show_default=False,
+    ),
     draw_rules: str = typer.Option(
         "fmjd",
         "--draw-rules",
@@ -149,6 +157,12 @@ def match_command(
          "time_control": time_control, "clock_margin": clock_margin},
         lambda key: "--" + key.replace("_", "-"),
     )
+    chosen = parse_opening(opening)
+    start = (
+        GameStart(chosen.position.pieces(), chosen.position.turn, chosen.text)
+        if chosen.position is not None
+        else None
+    )
     output_dir(pdn, "PDN folder", create=False)  # made when the first game is written
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
@@ -172,6 +186,7 @@ def match_command(
         name=check_name(name),
         log_messages=verbose >= 1,
         arbiter=arbiter,
+        start=start,
     )
     match = Match(endpoints[0], endpoints[1], config, progress=stdout_progress())
     def watch(publish: Publish) -> None:

@@ -64,7 +64,8 @@ class Draw:
     @property
     def text(self) -> str:
         """Short enough for a PDN Termination tag."""
-        return f"draw by the {self.rule} ({ARTICLE})"
+        the = "" if self.rule is DrawRule.REPETITION else "the "
+        return f"draw by {the}{self.rule} ({ARTICLE})"
 
     @property
     def long(self) -> str:
@@ -159,7 +160,7 @@ class DrawCounter:
         if self._seen[position] >= 3:
             return Draw(
                 DrawRule.REPETITION,
-                f"the position {position.to_fen()} occurred for the third time",
+                "the same position with the same side to move for the third time",
             )
         for rule, plies in sorted(self._endgame.items(), key=lambda kv: _PLIES[kv[0]] - kv[1]):
             if plies >= _PLIES[rule]:

@@ -122,6 +122,8 @@ class MatchConfig:
     label_players: bool = False
     #: Draw rules, false claims, the director's clock (see dxserial.game.arbiter).
     arbiter: ArbiterSettings = field(default_factory=ArbiterSettings)
+    #: Where every game starts (None: the normal start position).
+    start: GameStart | None = None
 
 
 @dataclass(frozen=True)
@@ -376,7 +378,9 @@ class Match:
             for number in range(1, self.cfg.games + 1):
                 a, b = self.sides
                 white, black = (a, b) if number % 2 == 1 else (b, a)
-                summary = await self.game(number, white, black, last=number == self.cfg.games)
+                summary = await self.game(
+                    number, white, black, last=number == self.cfg.games, start=self.cfg.start
+                )
                 if summary is not None:
                     self._score(summary)
                     if self.watch is not None:
@@ -848,7 +852,13 @@ class Match:
                 claim = referee.claim_result(msg.reason, colour, who)
                 result = referee.decided or claim or _end_result(msg.reason, colour, side.title)
                 result = false_claim_scored(result, colour, self.cfg.arbiter.on_false_claim)
-                return result, {opponent.label: msg.reason}
+                told = msg.reason
+                if result.false_claim:  # both are told; a claim scored as a loss resigns
+                    for engine in (side, opponent):
+                        self._send(engine, Chat.carrying(f"referee: {result.reason}"))
+                    if result.winner is colour.other:
+                        told = EndReason.RESIGN
+                return result, {opponent.label: told}
             if not isinstance(msg, Move):
                 log.warning("engine %s: %s ignored during the game", side.label, msg.NAME)
                 continue
@@ -889,8 +899,9 @@ class Match:
                 f"{colour_name(colour)} {verdict.pdn}  |  {self._score_text()}"
             )
             if verdict.result is not None and verdict.result.rule:  # a draw rule ends it
+                rule = referee.draw.long if referee.draw else verdict.result.reason
                 for engine in (side, opponent):
-                    self._send(engine, Chat.carrying(f"referee: {verdict.result.reason}"))
+                    self._send(engine, Chat.carrying(f"referee: {rule}"))
                 return verdict.result, {side.label: EndReason.DRAW, opponent.label: EndReason.DRAW}
             if verdict.result is not None:
                 return verdict.result, {side.label: EndReason.RESIGN, opponent.label: EndReason.WIN}
