@@ -9,6 +9,8 @@ import pytest
 
 from dxserial.draughts import Position
 from dxserial.errors import ConfigError
+from dxserial.game.arbiter import ArbiterSettings
+from dxserial.game.clock import TimeControl
 from dxserial.programs.tournament import (
     GameResultEntry,
     Schedule,
@@ -16,6 +18,7 @@ from dxserial.programs.tournament import (
     State,
     TournamentSpec,
     elo_estimate,
+    game_lines,
     parse_opening,
 )
 
@@ -101,12 +104,30 @@ def test_openings_as_moves_and_as_fen() -> None:
         ("rounds = 0\n" + FILE, "rounds"),
         ("move_timeout = 0\n" + FILE, "move_timeout"),
         ('openings = ["1. 31-26 31-26"]\n' + FILE.replace("openings =", "x ="), "opening"),
+        ('draw_rules = "fide"\n' + FILE, "draw_rules: 'fide' is not 'fmjd' or 'off'"),
+        ('on_false_claim = "draw"\n' + FILE, "on_false_claim"),
+        ('time_control = "5 min"\n' + FILE, "time_control"),
+        ("clock_margin = -0.1\n" + FILE, "clock_margin"),
     ],
 )
 def test_a_bad_file_is_refused_in_one_line(text: str, words: str) -> None:
     with pytest.raises(ConfigError, match=words) as info:
         TournamentSpec.from_toml(text)
     assert "\n" not in str(info.value)
+
+
+def test_arbiter_keys_default_to_fmjd_loss_and_the_gamereq_clock() -> None:
+    assert spec().arbiter == ArbiterSettings("fmjd", "loss", "on", 0.3)
+    chosen = spec(draw_rules="off", on_false_claim="as-claimed", time_control="off")
+    assert chosen.arbiter == ArbiterSettings("off", "as-claimed", "off", 0.3)
+    assert spec(time_control="20s", clock_margin=0.5).arbiter.control(5, 75) == TimeControl(
+        20.0, 0, 0.5
+    )
+
+
+def test_the_games_list_says_why_each_game_ended() -> None:
+    games = {2: entry(2, "b", "a", "1-1"), 1: entry(1, "a", "b", "2-0")}
+    assert game_lines(games) == ["games (2):", "    1  a - b  2-0  (test)", "    2  b - a  1-1  (test)"]
 
 
 def entry(n: int, white: str, black: str, result: str) -> GameResultEntry:

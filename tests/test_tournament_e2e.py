@@ -98,6 +98,10 @@ def test_round_robin_killed_halfway_and_resumed(tmp_path: Path) -> None:
         assert record.white == game["white"] and not record.violations()
     event = read_pdn(games / "event.pdn")
     assert [int(r.round) for r in event] == list(range(1, total + 1))
+    assert all(r.termination == after[int(r.round)]["reason"] for r in event)  # why each ended
+    listed = out[out.index(f"games ({total}):") + 1 :][:total]
+    assert [line.split()[0] for line in listed] == [str(n) for n in range(1, total + 1)]
+    assert all(line.endswith(f"({after[n]['reason']})") for n, line in enumerate(listed, 1))
     table = out[out.index(next(x for x in out if x.startswith("crosstable after"))):]
     assert table[0] == f"crosstable after {total} of {total} game(s) (win 2, draw 1, loss 0):"
     rows = table[2:6]
