@@ -137,34 +137,44 @@ class DrawCounter:
         """The next position of the game (one ply later); the draw if a rule now ends it."""
         before = self._last
         self._last = after
-        mover = before.turn
-        own_before, own_after = (
-            (before.white, after.white) if mover is Colour.WHITE else (before.black, after.black)
-        )
-        opp_before, opp_after = (
-            (before.black, after.black) if mover is Colour.WHITE else (before.white, after.white)
-        )
-        captured = _popcount(opp_after) < _popcount(opp_before)
+        if before.turn is Colour.WHITE:
+            own_before, own_after, opp_before, opp_after = (
+                before.white, after.white, before.black, after.black
+            )
+        else:
+            own_before, own_after, opp_before, opp_after = (
+                before.black, after.black, before.white, after.white
+            )
+        captured = opp_after != opp_before  # only a capture changes the opponent's pieces
         man_moved = (own_before & ~before.kings) != (own_after & ~after.kings)
-        self._kings_only = 0 if captured or man_moved else self._kings_only + 1
-        for rule in self._endgame:
-            self._endgame[rule] += 1
-        if captured or man_moved:  # only these change the material
+        endgame = self._endgame
+        for rule in endgame:
+            endgame[rule] += 1
+        if captured or man_moved:
+            # Irreversible: no earlier position can come back; the material may have changed.
+            self._kings_only = 0
+            self._seen.clear()
             self._enter_endgame(after)
-        self._seen[after] += 1
+        else:
+            self._kings_only += 1
+        seen = self._seen[after] + 1
+        self._seen[after] = seen
         if self.draw is None:
-            self.draw = self._verdict(after)
+            self.draw = self._verdict(seen)
         return self.draw
 
-    def _verdict(self, position: Position) -> Draw | None:
-        if self._seen[position] >= 3:
+    def _verdict(self, seen: int) -> Draw | None:
+        if seen >= 3:
             return Draw(
                 DrawRule.REPETITION,
                 "the same position with the same side to move for the third time",
             )
-        for rule, plies in sorted(self._endgame.items(), key=lambda kv: _PLIES[kv[0]] - kv[1]):
-            if plies >= _PLIES[rule]:
-                return Draw(rule, f"{_PLIES[rule] // 2} moves each played in this endgame")
+        if self._endgame:
+            for rule, plies in sorted(
+                self._endgame.items(), key=lambda kv: _PLIES[kv[0]] - kv[1]
+            ):
+                if plies >= _PLIES[rule]:
+                    return Draw(rule, f"{_PLIES[rule] // 2} moves each played in this endgame")
         if self._kings_only >= _PLIES[DrawRule.KINGS_ONLY]:
             return Draw(
                 DrawRule.KINGS_ONLY,
