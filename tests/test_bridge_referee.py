@@ -99,7 +99,7 @@ def test_scan_game_is_refereed_clean_and_recorded(
     assert path.stat().st_mode & 0o777 == 0o600
     (record,) = read_pdn(path)
     assert record.result == "1-1"  # E20: a draw
-    assert record.termination == "White (initiator) claimed a draw, borne out: 5-move rule"
+    assert record.termination == "draw claimed by White (initiator), borne out: 5-move rule"
     assert any(t.startswith("game over: draw by the 5-move rule") for t in record.comments[130])
     position = Position.start()
     for move in record.moves:

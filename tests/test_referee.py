@@ -116,7 +116,7 @@ def test_scan_game_has_no_violation(scan_game: list[dict[str, str]]) -> None:
     noted = [(v.ply, v.notes) for v in verdicts if v.notes]
     assert [ply for ply, _ in noted] == [130]
     assert noted[0][1][0].startswith("game over: draw by the 5-move rule (FMJD Annex 1, art. 6)")
-    assert results[0].reason == "White (initiator) claimed a draw, borne out: 5-move rule"
+    assert results[0].reason == "draw claimed by White (initiator), borne out: 5-move rule"
 
 
 def test_every_move_gives_pdn_and_position_before(scan_game: list[dict[str, str]]) -> None:

@@ -260,8 +260,10 @@ class Referee:
         if claimed is None or reason is EndReason.RESIGN:
             return claimed
         check = self._check_claim(reason, colour)
-        what = "a draw" if reason is EndReason.DRAW else "the win"
-        text = f"{who} claimed {what}, {check.text}"
+        if reason is EndReason.DRAW:
+            text = f"draw claimed by {who}, {check.text}"
+        else:
+            text = f"{who} claimed the win, {check.text}"
         return GameResult(claimed.result, text, false_claim=check.founded is False)
 
     def _check_claim(self, reason: EndReason, colour: Colour) -> ClaimCheck:
