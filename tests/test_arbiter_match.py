@@ -122,3 +122,11 @@ def test_a_false_win_claim_is_recorded_and_scored_as_a_loss(
     assert any("false claim" in text for text in chats(stand_in))
     (record,) = read_pdn(next((tmp_path / "pdn").glob("*.pdn")))
     assert record.result == "2-0" and "false claim" in record.termination
+
+
+def test_draw_rules_off_leave_the_move_limit(tmp_path: Path, started: list[Cli]) -> None:
+    _, _, match = play(
+        started, tmp_path, "--opening", FORCED_REPETITION, "--draw-rules", "off",
+        "--moves", "6", choose=shuttle(3, 9),
+    )
+    assert result_line(match).startswith("game 1: 1-1 (draw: move limit of 6 moves reached)")

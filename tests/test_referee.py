@@ -7,7 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dxserial.draughts import START_FEN, Position, Rejection
-from dxserial.game.referee import Policy, Referee, Verdict, ViolationKind, chat_for
+from dxserial.game.referee import (
+    Policy,
+    Referee,
+    Verdict,
+    ViolationKind,
+    chat_for,
+    false_claim_scored,
+)
 from dxserial.protocol.dxp_moves import to_dxp_move
 from dxserial.protocol.messages import (
     AcceptCode,
@@ -460,3 +467,15 @@ def test_claims_are_checked_on_the_position(fen: str, reason: str, false: bool) 
     result = verdict.result
     assert result is not None and result.false_claim is false
     assert ("false claim" in result.reason) is false
+
+
+def test_a_false_claim_scores_as_the_setting_says() -> None:
+    referee = started()  # the start: White to move claims the win
+    claim = referee.claim_result(EndReason.WIN, W, "White A")
+    assert claim is not None and claim.false_claim and claim.result == "2-0"
+    assert false_claim_scored(claim, W, "as-claimed") == claim
+    lost = false_claim_scored(claim, W, "loss")
+    assert lost.result == "0-2" and lost.false_claim
+    assert lost.reason == "White A claimed the win, false claim: Black can still move; scored as a loss"
+    founded = referee.claim_result(EndReason.RESIGN, W, "White A")
+    assert founded is not None and false_claim_scored(founded, W, "loss") == founded
