@@ -44,6 +44,11 @@ class GameClock:
         self.running: Colour | None = None
         self._since = 0.0
 
+    @property
+    def since(self) -> float:
+        """When the running clock was started."""
+        return self._since
+
     def start(self, colour: Colour, now: float) -> None:
         """``colour`` was just given what it must answer: its clock runs from ``now``."""
         self.running, self._since = colour, now

@@ -75,7 +75,13 @@ from dxserial.protocol.messages import (
     escape,
     parse,
 )
-from dxserial.protocol.nulmodem import LinkDown, LinkEvent, LinkProblem, MessageReceived
+from dxserial.protocol.nulmodem import (
+    LinkDown,
+    LinkEvent,
+    LinkProblem,
+    MessageDelivered,
+    MessageReceived,
+)
 from dxserial.protocol.session import MovePlayed, Phase, Role, Session
 from dxserial.transports.base import ByteLink
 from dxserial.transports.linkdriver import LinkDriver
@@ -265,6 +271,9 @@ class EngineSide:
     #: The engine may still be in a game of a director that crashed (``--resume``): the
     #: next connection first closes it (see :meth:`Match.close_stale`).
     stale: bool = False
+    #: The last message the link confirmed delivered to the engine, and when (the clock's
+    #: start: NULMODEM's end-byte echo came back, or TCP wrote it).
+    delivered: tuple[bytes, float] | None = None
 
     @property
     def usable(self) -> bool:
@@ -284,6 +293,19 @@ def _end_result(reason: EndReason, colour: Colour, title: str) -> GameResult:
     who = f"{colour_name(colour)} {title}"
     claimed = gameend_result(reason, colour, who)
     return claimed or GameResult("*", f"no result: {who} ended the game without a reason")
+
+
+def _clock_from_delivery(
+    clock: GameClock, side: EngineSide, colour: Colour, move: bytes | None
+) -> None:
+    """Start ``colour``'s running clock where the link delivered it ``move``, the move it
+    answers (the clock was started when the move was sent)."""
+    if clock.running is colour and side.delivered is not None and move is not None:
+        raw, at = side.delivered
+        if raw == move and at > clock.since:
+            log.debug("%s's clock from the delivery, %.1f ms after the send",
+                      colour_name(colour), 1000 * (at - clock.since))
+            clock.start(colour, at)
 
 
 def _clean_name(name: str, fallback: str) -> str:
@@ -441,8 +463,12 @@ class Match:
             if side.sink is not None:
                 side.sink(side, generation, payload)
 
+        loop = asyncio.get_running_loop()
+
         def on_event(event: LinkEvent) -> None:
-            if isinstance(event, MessageReceived):
+            if isinstance(event, MessageDelivered):
+                side.delivered = (event.raw, loop.time())
+            elif isinstance(event, MessageReceived):
                 post(self._parse(event.raw))
             elif isinstance(event, LinkDown):
                 post(_Lost(f"the engine stopped answering: {event.error}"))
@@ -827,16 +853,23 @@ class Match:
             return opened.result, {}
         first = request.first_to_move
         to_move = a if colours[a.label] is first else b
+        relayed: bytes | None = None  # the last MOVE relayed: its delivery starts a clock
         if clock is not None:
             clock.start(first, loop.time())
         deadline = loop.time() + self.cfg.move_timeout
         while True:
             if a.failure or b.failure:
                 return None, {}
+            if clock is not None:
+                _clock_from_delivery(clock, to_move, colours[to_move.label], relayed)
             flag = clock.flag_at() if clock is not None else None
             item = await self._next(deadline if flag is None else min(deadline, flag))
-            if item is None and clock is not None and clock.fallen(loop.time()) is not None:
-                return self._time_loss(to_move, colours, clock, other, loop.time())
+            if item is None and clock is not None:
+                _clock_from_delivery(clock, to_move, colours[to_move.label], relayed)
+                if clock.fallen(loop.time()) is not None:
+                    return self._time_loss(to_move, colours, clock, other, loop.time())
+                if loop.time() < deadline:
+                    continue  # the flag moved on: the move was delivered after it was sent
             if item is None:
                 self._fail(to_move, f"no move within {self.cfg.move_timeout:g} s")
                 return None, {}
@@ -863,6 +896,7 @@ class Match:
                 log.warning("engine %s: %s ignored during the game", side.label, msg.NAME)
                 continue
             if clock is not None:
+                _clock_from_delivery(clock, side, colour, relayed)
                 charged = clock.stop(colour, loop.time())
                 if clock.fallen(loop.time()) is colour:  # answered after its flag fell
                     return self._time_loss(side, colours, clock, other, loop.time())
@@ -874,6 +908,7 @@ class Match:
                 )
                 return result, {side.label: EndReason.WIN, opponent.label: EndReason.RESIGN}
             self._send(opponent, msg)
+            relayed = msg.wire
             if clock is not None:
                 clock.start(colours[opponent.label], loop.time())
                 if self._record is not None:
