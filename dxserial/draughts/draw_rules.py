@@ -6,7 +6,9 @@ positions only (what moved, what was captured is read from the difference of two
 so a referee can rebuild it from its list of positions after a take-back.
 
 The rules are those of the official FMJD rules for international draughts, Annex 1,
-article 6 ("the end of the game"), in the wording of the English text (the juridical one):
+article 6 ("the end of the game"), paraphrased here (the stored copies of Annex 1 this was
+written from held articles 1-5 in full; article 6 as quoted by the FFJD, by encyclopedias,
+and by a published question on how the counts interact):
 
 * **Repetition** -- the same position occurs for the third time with the same player to
   move: a draw.  The occurrences need not be in a row; the start position counts.
@@ -24,8 +26,9 @@ article 6 ("the end of the game"), in the wording of the English text (the jurid
   one of these, also when it came from a 16-move configuration by a capture; then the
   16-move maximum still holds too, and the game is a draw when the first count runs out.
 
-The article numbers of the sub-clauses differ between editions of Annex 1, so the code
-names the rule, not a sub-clause number.
+The sub-clause numbers of article 6 differ between editions, so the code names the rule,
+not a sub-clause.  pydraughts (0.6.7) counts the endgame rules from the last capture or man
+move instead; on king moves only the two agree (tests/test_draw_rules.py).
 """
 
 from __future__ import annotations
