@@ -31,10 +31,12 @@ def started() -> Iterator[list[Cli]]:
 
 def play(
     started: list[Cli], tmp_path: Path, *args: str, choose: Choice = first_quiet_king_move,
-    think: float = 0.0,
+    think: float = 0.0, engine_args: tuple[str, ...] = (),
 ) -> tuple[StandIn, GameEnd, Cli]:
     """One game: the built-in engine (A, White) against a stand-in (B, Black)."""
-    engine = Cli("engine", "listen://127.0.0.1:0", "--role", "follower", "--seed", "1")
+    engine = Cli(
+        "engine", "listen://127.0.0.1:0", "--role", "follower", "--seed", "1", *engine_args
+    )
     started.append(engine)
     port_a = re.search(r"127\.0\.0\.1:(\d+)", engine.out.expect("engine ready", timeout=20))
     assert port_a
@@ -98,7 +100,8 @@ def test_a_stand_in_that_thinks_past_its_time_loses_on_time(
     tmp_path: Path, started: list[Cli]
 ) -> None:
     stand_in, end, match = play(
-        started, tmp_path, "--time-control", "1s", "--clock-margin", "0.1", think=1.6
+        started, tmp_path, "--time-control", "1s", "--clock-margin", "0.1", think=1.6,
+        engine_args=("--depth", "1"),  # White's one move is well inside its second
     )
     line = result_line(match)
     assert line.startswith("game 1: 2-0 (Black Stand-in (B) lost on time (1 s for the game")
