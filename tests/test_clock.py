@@ -72,3 +72,21 @@ def test_settings_defaults_and_the_time_controls() -> None:
 def test_bad_settings_are_one_clear_line(values: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match="^" + message.replace("(", r"\(")):
         ArbiterSettings.checked(values, lambda key: "--" + key.replace("_", "-"))
+
+
+def test_the_match_starts_a_clock_where_the_link_delivered_the_move() -> None:
+    from dxserial.engine.endpoint import EngineEndpoint, parse_engine_endpoint
+    from dxserial.programs.match import EngineSide, _clock_from_delivery
+
+    side = EngineSide("B", EngineEndpoint(parse_engine_endpoint("tcp://127.0.0.1:1")))
+    clock = GameClock(TimeControl(10.0))
+    clock.start(Z, 100.0)  # the MOVE was sent at 100.0
+    side.delivered = (b"M0000322800", 99.0)  # an older delivery of the same bytes
+    _clock_from_delivery(clock, side, Z, b"M0000322800")
+    assert clock.since == 100.0
+    side.delivered = (b"Cchat", 100.2)  # something else delivered
+    _clock_from_delivery(clock, side, Z, b"M0000322800")
+    assert clock.since == 100.0
+    side.delivered = (b"M0000322800", 100.13)  # the echo of its end byte came back
+    _clock_from_delivery(clock, side, Z, b"M0000322800")
+    assert clock.since == 100.13 and clock.flag_at() == pytest.approx(110.13)
