@@ -50,3 +50,12 @@ def play(
         else:
             board.push(legal[rng.choice(sorted(legal))])
     return HubGame(len(board.move_stack), board.winner(), engine_moves, infos)
+
+
+def close(client: HubEngine) -> None:
+    """Kill a client's engine if it still runs and close pydraughts' pipes to it."""
+    if client.p.poll() is None:
+        client.kill_process()
+    for pipe in (client.p.stdin, client.p.stdout):
+        if pipe is not None:
+            pipe.close()

@@ -89,7 +89,7 @@ def test_only_ping_stop_and_ponder_hit_are_taken_during_a_search() -> None:
 def test_pydraughts_plays_a_whole_game_against_the_hub_engine() -> None:
     from draughts.engine import HubEngine as PydraughtsHub
     from draughts.engine import Limit
-    from hubgame import DXSERIAL, play
+    from hubgame import DXSERIAL, close, play
 
     client = PydraughtsHub([DXSERIAL, "hub-engine", "--seed", "5", "-q"])
     try:
@@ -100,8 +100,7 @@ def test_pydraughts_plays_a_whole_game_against_the_hub_engine() -> None:
         client.quit()
         assert client.p.wait(timeout=10) == 0
     finally:
-        if client.p.poll() is None:
-            client.kill_process()
+        close(client)
     assert game.winner is not None, f"unfinished after {game.plies} plies"
     assert game.engine_moves >= 10
     assert all("time" in info for info in game.infos)
