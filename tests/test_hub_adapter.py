@@ -193,3 +193,12 @@ def test_losing_the_engine_is_one_error_line_and_exit_1() -> None:
     out = adapter.link_lost("serial port /dev/ttyUSB0 lost", 1.0)
     assert hub_out(out) == ['error message="lost the DXP engine: serial port /dev/ttyUSB0 lost"']
     assert out[-1] == Stop(1, "lost the DXP engine: serial port /dev/ttyUSB0 lost")
+
+
+def test_a_bad_pos_is_not_played_from_the_previous_position() -> None:
+    adapter, _ = started()
+    adapter.dxp(Move(from_square=32, to_square=28), 1.0)
+    (error,) = hub_out(adapter.hub_line(f'pos pos={START} moves="32-28 19-25"', 2.0))
+    assert "no such move" in error
+    (error,) = hub_out(adapter.hub_line("go think", 2.0))
+    assert error == 'error message="go before pos"'

@@ -101,6 +101,8 @@ import sys
 mode = sys.argv[1]
 for line in sys.stdin:
     word = line.split()[0] if line.split() else ""
+    if word == "hub" and mode == "mute":
+        continue
     if word == "hub":
         print("id name=fake", flush=True)
         print("wait", flush=True)
@@ -115,6 +117,9 @@ for line in sys.stdin:
             print('done move="32-28', flush=True)
         if mode == "stop-late":
             pass  # answers only after stop
+        if mode == "chatter":
+            print("thinking hard about 32-28", flush=True)
+            print("done move=32-28", flush=True)
     elif word == "stop" and mode == "stop-late":
         print("done move=32-28", flush=True)
     elif word == "quit":
@@ -150,6 +155,16 @@ def test_a_hub_engine_that_gives_no_legal_move_fails_in_one_line(
         mover.close()
 
 
+def test_lines_the_protocol_does_not_know_are_ignored(fake: str) -> None:
+    mover = HubMover(f"{fake} chatter", max_wait=5.0)
+    try:
+        mover.start()
+        move = mover.choose(1, Position.start(), seconds_left=None, moves_left=None)
+        assert move.key == (32, 28, frozenset())
+    finally:
+        mover.close()
+
+
 def test_stop_at_the_deadline_still_takes_the_engines_move(fake: str) -> None:
     mover = HubMover(f"{fake} stop-late", max_wait=0.1, grace=2.0)
     try:
@@ -158,6 +173,17 @@ def test_stop_at_the_deadline_still_takes_the_engines_move(fake: str) -> None:
         assert move.key == (32, 28, frozenset())
     finally:
         assert mover.close() == 0
+
+
+def test_an_engine_that_never_finishes_the_handshake_is_one_line(fake: str) -> None:
+    mover = HubMover(f"{fake} mute", start_timeout=0.2)
+    try:
+        with pytest.raises(
+            MoverFailed, match=r"did not finish the handshake \(hub, init\) in 0.2 s"
+        ):
+            mover.start()
+    finally:
+        mover.close()
 
 
 def test_a_command_that_cannot_start_is_one_line() -> None:

@@ -121,6 +121,7 @@ class HubEngine:
             self.position = None
             return []
         if name == "pos":
+            self.position = None  # a bad pos leaves none: the next go is refused
             self.position = hub.parse_pos(command).position
             return []
         if name == "level":

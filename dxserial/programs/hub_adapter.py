@@ -208,6 +208,7 @@ class HubAdapter:
         if name == "init":
             return [SendHub(hub.line("ready"))]
         if name == "pos":
+            self._pos = None  # a bad pos leaves none: the next go is refused, not misplayed
             self._pos = hub.parse_pos(command)
             return []
         if name == "level":
