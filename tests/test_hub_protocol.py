@@ -143,9 +143,9 @@ def test_every_legal_move_is_written_as_pydraughts_writes_it() -> None:
     """Random games: our Hub text of each legal move equals pydraughts' hub_move (as sets
     of from, to and captured squares), and reads back to the same move."""
     rng = random.Random(23)
-    for _ in range(3):
+    for _ in range(2):
         board, position = Board(), Position.start()
-        for _ply in range(80):
+        for _ply in range(70):
             theirs = {_key(m.hub_move) for m in board.legal_moves()}
             ours = {_key(hub.format_hub_move(m)): m for m in position.legal_moves()}
             assert set(ours) == theirs, position.to_fen()
