@@ -10,13 +10,14 @@ import re
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from dxserial.draughts import LegalMove, Position
 from dxserial.engine.hub_client import Done, Failed, HubClient, Info, Ready
-from dxserial.engine.hub_process import HubMover, hub_name
+from dxserial.engine.hub_process import HubMover, hub_name, reversible_tail
 from dxserial.engine.mover import MoverFailed
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.protocol import hub
@@ -86,6 +87,21 @@ def test_done_without_a_search_is_out_of_protocol() -> None:
     assert isinstance(failed, Failed) and "out of protocol (idle)" in failed.reason
 
 
+def test_pos_carries_the_king_moves_since_the_last_man_move_or_capture() -> None:
+    start = Position.from_fen("W:WK50,46:B5,K1")
+    king_moves = ["50-22", "1-7", "22-27", "7-29"]
+    positions = [start]
+    for text in ["46-41", "5-10", *king_moves]:  # a man move each, then only king moves
+        positions.append(positions[-1].play(hub.parse_hub_move(positions[-1], text)))
+    first, moves = reversible_tail(positions)
+    assert first == positions[2] and [hub.format_hub_move(m) for m in moves] == king_moves
+    client = ready_client()
+    (pos, _level, _go) = client.think(first, hub.Level(depth=2), moves)
+    assert pos.endswith('moves="50-22 1-7 22-27 7-29"')
+    assert client.position == positions[-1]
+    assert reversible_tail([start]) == (start, [])
+
+
 def test_hub_names_become_dxp_names() -> None:
     assert (
         hub_name('"Scan 3.1 with a very long name indeed, yes"')
@@ -150,7 +166,7 @@ def test_a_hub_engine_that_gives_no_legal_move_fails_in_one_line(
     try:
         assert mover.start() == "fake"
         with pytest.raises(MoverFailed, match=re.escape(says)):
-            mover.choose(1, Position.start(), seconds_left=None, moves_left=None)
+            mover.choose(1, [Position.start()], seconds_left=None, moves_left=None)
     finally:
         mover.close()
 
@@ -159,7 +175,7 @@ def test_lines_the_protocol_does_not_know_are_ignored(fake: str) -> None:
     mover = HubMover(f"{fake} chatter", max_wait=5.0)
     try:
         mover.start()
-        move = mover.choose(1, Position.start(), seconds_left=None, moves_left=None)
+        move = mover.choose(1, [Position.start()], seconds_left=None, moves_left=None)
         assert move.key == (32, 28, frozenset())
     finally:
         mover.close()
@@ -169,7 +185,7 @@ def test_stop_at_the_deadline_still_takes_the_engines_move(fake: str) -> None:
     mover = HubMover(f"{fake} stop-late", max_wait=0.1, grace=2.0)
     try:
         mover.start()
-        move = mover.choose(1, Position.start(), seconds_left=None, moves_left=None)
+        move = mover.choose(1, [Position.start()], seconds_left=None, moves_left=None)
         assert move.key == (32, 28, frozenset())
     finally:
         assert mover.close() == 0
@@ -203,7 +219,7 @@ class _Source:
     def choose(
         self,
         game: int,
-        position: Position,
+        positions: Sequence[Position],
         *,
         seconds_left: float | None,
         moves_left: int | None,
@@ -212,7 +228,7 @@ class _Source:
         self.asked.append((game, seconds_left, moves_left))
         if self.fail:
             raise MoverFailed("the Hub engine exited (code 9) during its move")
-        return position.legal_moves()[0]
+        return positions[-1].legal_moves()[0]
 
 
 def test_the_player_gives_its_move_source_the_gamereqs_clock() -> None:

@@ -12,6 +12,7 @@ commands the protocol does not know, are ignored, as the protocol asks.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dxserial.draughts import LegalMove, Position
@@ -84,14 +85,19 @@ class HubClient:
     def new_game(self) -> list[str]:
         return ["new-game"] if self.state is _State.IDLE else []
 
-    def think(self, position: Position, level: hub.Level) -> list[str]:
-        """Ask for a move in ``position`` under ``level``."""
+    def think(
+        self, start: Position, level: hub.Level, moves: Sequence[LegalMove] = ()
+    ) -> list[str]:
+        """Ask for a move in ``start`` after ``moves`` under ``level``."""
         if self.state is not _State.IDLE:
             raise RuntimeError(f"think() while {self.state.value}")
         self.state = _State.SEARCHING
+        position = start
+        for move in moves:
+            position = position.play(move)
         self.position = position
         return [
-            hub.format_line(hub.pos_line(position)),
+            hub.format_line(hub.pos_line(start, moves)),
             hub.format_line(level.to_line()),
             "go think",
         ]

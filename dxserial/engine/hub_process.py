@@ -24,7 +24,7 @@ import shlex
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from dxserial.draughts import LegalMove, Position
 from dxserial.engine.hub_client import Done, Failed, HubClient, Info, Ready
@@ -33,7 +33,7 @@ from dxserial.engine.search import SearchCancelled
 from dxserial.errors import ConfigError
 from dxserial.protocol import hub
 
-__all__ = ["HubMover", "MoverFailed", "hub_name"]
+__all__ = ["HubMover", "MoverFailed", "hub_name", "reversible_tail"]
 
 _POLL = 0.05  # seconds between looks at the cancel flag while waiting
 
@@ -96,13 +96,15 @@ class HubMover:
     def choose(
         self,
         game: int,
-        position: Position,
+        positions: Sequence[Position],
         *,
         seconds_left: float | None,
         moves_left: int | None,
         cancel: threading.Event | None = None,
     ) -> LegalMove:
-        """The engine's move in ``position`` (game number ``game``: a new one gets new-game)."""
+        """The engine's move after ``positions`` (game number ``game``: a new one gets
+        new-game).  The ``pos`` line carries the moves since the last man move or capture,
+        as the Hub GUI sends them, so that the engine can see repetitions."""
         with self._lock:
             if self._game != game:
                 self._send(self.client.new_game())
@@ -113,7 +115,8 @@ class HubMover:
             else:
                 level = hub.Level(time=round(seconds_left, 3), moves=moves_left or None)
                 wait = seconds_left
-            self._send(self.client.think(position, level))
+            start, moves = reversible_tail(positions)
+            self._send(self.client.think(start, level, moves))
             stop_at = self._clock() + wait
             stopped = False
             while True:
@@ -201,6 +204,17 @@ class HubMover:
         if proc.stdout is not None:
             proc.stdout.close()
         return code
+
+
+def reversible_tail(positions: Sequence[Position]) -> tuple[Position, list[LegalMove]]:
+    """The position after the last man move or capture, and the king moves since."""
+    moves: list[LegalMove] = []
+    for before, after in zip(reversed(positions[:-1]), reversed(positions[1:]), strict=True):
+        move = next((m for m in before.legal_moves() if before.play(m) == after), None)
+        if move is None or not move.king or move.captured:
+            return after, moves[::-1]
+        moves.append(move)
+    return positions[0], moves[::-1]
 
 
 def hub_name(name: str) -> str:

@@ -664,7 +664,7 @@ class Player:
             moves_left = max(1, request.moves - self.session.dialogue.plies // 2)
         return self._mover.choose(
             game.number,
-            game.position,
+            game.positions,
             seconds_left=left,
             moves_left=moves_left,
             cancel=self._cancel,
