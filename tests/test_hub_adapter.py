@@ -15,6 +15,9 @@ from dxserial.programs.hub_adapter import (
 from dxserial.protocol import hub
 from dxserial.protocol.messages import (
     AcceptCode,
+    BackAccept,
+    BackCode,
+    BackRequest,
     Chat,
     Colour,
     EndReason,
@@ -202,3 +205,10 @@ def test_a_bad_pos_is_not_played_from_the_previous_position() -> None:
     assert "no such move" in error
     (error,) = hub_out(adapter.hub_line("go think", 2.0))
     assert error == 'error message="go before pos"'
+
+
+def test_a_take_back_request_is_declined_and_the_game_goes_on() -> None:
+    adapter, _ = started()
+    out = adapter.dxp(BackRequest(move=1, to_move=Colour.WHITE), 0.2)
+    assert dxp_out(out) == [BackAccept(code=BackCode.NOT_SUPPORTED)]
+    assert hub_out(adapter.dxp(Move(from_square=32, to_square=28), 0.3)) == ["done move=32-28"]

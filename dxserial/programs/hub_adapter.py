@@ -36,6 +36,9 @@ from dxserial.protocol import hub
 from dxserial.protocol.dxp_moves import describe_dxp_move, match_dxp_move, to_dxp_move
 from dxserial.protocol.messages import (
     AcceptCode,
+    BackAccept,
+    BackCode,
+    BackRequest,
     Chat,
     Colour,
     EndReason,
@@ -279,6 +282,9 @@ class HubAdapter:
             return [Log(f"ignored {msg.NAME} while our GAMEEND waits for its answer")]
         if isinstance(msg, GameEnd):
             return self._their_end(msg, now)
+        if isinstance(msg, BackRequest) and phase is _Phase.PLAYING:
+            # A Hub client cannot take moves back: "not supported", and both go on.
+            return [SendDxp(BackAccept(code=BackCode.NOT_SUPPORTED)), Log("declined a BACKREQ")]
         if phase is _Phase.REQUESTED and isinstance(msg, GameAccept):
             return self._accepted(msg, now)
         game = self._game
