@@ -75,9 +75,17 @@ def hub_command(
         10.0, "--answer-timeout", help="Seconds the engine gets to answer a GAMEREQ or GAMEEND."
     ),
     verbose: int = typer.Option(
-        0, "--verbose", "-v", count=True, help="Log every Hub line and DXP message (stderr)."
+        0,
+        "--verbose",
+        "-v",
+        count=True,
+        help="-v: what happens (games, engines) on stderr; -vv: every line and message too. "
+        "Without it only warnings and errors: a Hub client may read stderr as the engine's "
+        "output (pydraughts does).",
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Only warnings and errors (the default here)."
+    ),
 ) -> None:
     """Be a Hub engine (stdin/stdout) that plays each 'go' through the DXP engine at ENDPOINT.
 
@@ -87,7 +95,7 @@ def hub_command(
     deadline or an illegal move end the DXP game (GAMEEND) and dxserial answers with its own
     move, saying so. Exit 0 on 'quit' or end of input; 1 when the engine is lost.
     """
-    configure_logging(verbose, quiet)
+    configure_logging(verbose - 1 if verbose else 0, quiet or not verbose)
     check_name(name)
     for option, value in (("--grace", grace), ("--answer-timeout", answer_timeout)):
         if not value > 0:
@@ -99,7 +107,7 @@ def hub_command(
     )
     where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
     config = AdapterConfig(name=name, minutes=minutes, grace=grace, answer_timeout=answer_timeout)
-    result = runtime.run(_run(HubAdapter(config), where, verbose >= 1))
+    result = runtime.run(_run(HubAdapter(config), where, verbose >= 2))
     sys.stdout.flush()
     if result.code:
         print(f"dxserial: error: {result.message}", file=sys.stderr)

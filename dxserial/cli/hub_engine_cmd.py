@@ -28,8 +28,18 @@ def hub_engine_command(
         help="Seed for choosing among equal moves (default: random).",
         show_default=False,
     ),
-    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="More log on stderr."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only errors on stderr."),
+    verbose: int = typer.Option(
+        0,
+        "--verbose",
+        "-v",
+        count=True,
+        help="-v: what happens (games, engines) on stderr; -vv: every line and message too. "
+        "Without it only warnings and errors: a Hub client may read stderr as the engine's "
+        "output (pydraughts does).",
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Only warnings and errors (the default here)."
+    ),
 ) -> None:
     """Speak the Hub protocol (Scan 3.x, Hub GUI, pydraughts) on stdin/stdout with the
     built-in engine.
@@ -37,7 +47,7 @@ def hub_engine_command(
     Answers hub, init, pos, level, go, stop, ping, new-game and quit; a line it cannot read
     gets 'error message=...' and the session goes on. Exits 0 on quit or end of input.
     """
-    configure_logging(verbose, quiet)
+    configure_logging(verbose - 1 if verbose else 0, quiet or not verbose)
     check_depth(depth, "--depth")
     engine = HubEngine(name=name, depth=depth)
     raise typer.Exit(runtime.run(run_hub_engine(engine, seed)))
