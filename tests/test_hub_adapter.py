@@ -212,3 +212,19 @@ def test_a_take_back_request_is_declined_and_the_game_goes_on() -> None:
     out = adapter.dxp(BackRequest(move=1, to_move=Colour.WHITE), 0.2)
     assert dxp_out(out) == [BackAccept(code=BackCode.NOT_SUPPORTED)]
     assert hub_out(adapter.dxp(Move(from_square=32, to_square=28), 0.3)) == ["done move=32-28"]
+
+
+def test_pondering_waits_for_ponder_hit_and_a_wrong_guess_leaves_the_game_alone() -> None:
+    adapter, _ = started()
+    adapter.dxp(Move(from_square=32, to_square=28), 1.0)
+    guess = f'pos pos={START} moves="32-28 19-23"'
+    adapter.hub_line(guess, 1.1)
+    assert adapter.hub_line("go ponder", 1.1) == []  # nothing to the engine yet
+    assert hub_out(adapter.hub_line("ping", 1.2)) == ["pong"]
+    (done,) = hub_out(adapter.hub_line("stop", 2.0))  # the guess was wrong
+    assert done.startswith("done move=")
+    adapter.hub_line(guess, 2.1)
+    adapter.hub_line("go ponder", 2.1)
+    (move,) = dxp_out(adapter.hub_line("ponder-hit", 3.0))  # the game goes on
+    assert move == Move(from_square=19, to_square=23)
+    assert adapter.next_deadline() == 6.0  # the move's time runs from ponder-hit

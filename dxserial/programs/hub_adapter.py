@@ -19,6 +19,8 @@ a refused GAMEREQ), the DXP game is ended with a GAMEEND and, since a Hub client
 so (``info text=`` to the client, a warning in the log): the client's game goes on, the
 next ``go`` starts a fresh DXP game from that position.  ``new-game`` and ``quit`` (or
 end of input) end the running game cleanly; quit's GAMEEND carries stop code 1.
+``go ponder`` waits: ``ponder-hit`` plays it as a ``go``, ``stop`` answers with a move of
+dxserial's own that the client throws away, and the DXP game is not touched.
 """
 
 from __future__ import annotations
@@ -149,6 +151,7 @@ class HubAdapter:
         self._go_deadline: float | None = None
         self._phase_deadline: float | None = None  # GAMEREQ or GAMEEND answer due
         self._after_close: Callable[[float], list[Action]] | None = None
+        self._pondering = False  # 'go ponder' waits for ponder-hit or stop
         self.engine_name = ""
         self.moves_played = 0  # engine moves handed to the client
         self.fallbacks = 0  # moves dxserial chose itself
@@ -197,6 +200,8 @@ class HubAdapter:
             return [SendHub(hub.line("pong"))]
         if name == "quit":
             return self._quit(now)
+        if self._pondering:
+            return self._ponder_command(name, now)
         if self._go_target is not None:
             if name == "stop":
                 return self._no_move("stopped by the client", now, error=False)
@@ -217,6 +222,11 @@ class HubAdapter:
         if name == "level":
             self.level = hub.parse_level(command)
             return []
+        if name == "go" and command.first == "ponder":
+            if self._pos is None:
+                raise hub.HubError("go before pos")
+            self._pondering = True  # the engine thinks on our time only after ponder-hit
+            return []
         if name == "go":
             return self._go(now)
         if name == "new-game":
@@ -224,6 +234,21 @@ class HubAdapter:
         if name in ("stop", "ponder-hit", "set-param"):
             return []
         return [Log(f"hub: ignored unknown command {name!r}")]
+
+    def _ponder_command(self, name: str, now: float) -> list[Action]:
+        """``go ponder`` waits: the guessed move is played to the engine on ponder-hit; a
+        stop (the guess was wrong) is answered without touching the DXP game."""
+        if name == "ponder-hit":
+            self._pondering = False
+            return self._go(now)
+        if name == "stop":
+            self._pondering = False
+            assert self._pos is not None
+            move = choose_move(self._pos.position, FALLBACK_DEPTH)
+            if move is None:
+                return [SendHub(hub.line("error", message="ponder position has no legal move"))]
+            return [SendHub(hub.line("done", move=hub.format_hub_move(move)))]
+        raise hub.HubError(f"{name!r} during a search (only ping, ponder-hit and stop)")
 
     def _go(self, now: float) -> list[Action]:
         if self._pos is None:
@@ -397,6 +422,8 @@ class HubAdapter:
         return then(now) if then is not None else []
 
     def _quit(self, now: float) -> list[Action]:
+        self._pondering = False
+
         def leave(_now: float) -> list[Action]:
             self.phase = _Phase.STOPPED
             return [Stop(0, "quit")]
