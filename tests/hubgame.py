@@ -9,12 +9,16 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from draughts import Board
 from draughts.engine import HubEngine, Limit
 
 #: The console script: pydraughts resolves argv[0] with realpath, which would take a venv's
 #: python link to the system python (without dxserial); the script keeps the venv.
 DXSERIAL = str(Path(sys.executable).parent / "dxserial")
+needs_script = pytest.mark.skipif(
+    not Path(DXSERIAL).exists(), reason=f"needs the installed console script {DXSERIAL}"
+)
 
 
 @dataclass

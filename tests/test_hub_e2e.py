@@ -18,7 +18,7 @@ from dxserial.testing.rig import start_serial_engine
 pytest.importorskip("draughts")
 
 from draughts.engine import HubEngine, Limit
-from hubgame import DXSERIAL, close, play
+from hubgame import DXSERIAL, close, needs_script, play
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,6 +31,7 @@ def clients() -> Iterator[list[HubEngine]]:
         close(client)
 
 
+@needs_script
 def test_pydraughts_plays_a_whole_game_through_dxserial_hub_on_a_nulmodem_pair(
     tmp_path: Path, clients: list[HubEngine]
 ) -> None:
@@ -57,6 +58,7 @@ needs_dos = pytest.mark.skipif(
 
 
 @needs_dos
+@needs_script
 def test_pydraughts_plays_dxeng_com_in_dosbox_through_dxserial_hub(
     tmp_path: Path, clients: list[HubEngine], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,6 +12,8 @@ from dxserial.protocol import hub
 
 pytest.importorskip("draughts")
 
+from hubgame import needs_script
+
 START = "Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww"
 
 
@@ -86,6 +88,7 @@ def test_only_ping_stop_and_ponder_hit_are_taken_during_a_search() -> None:
     assert engine.receive("ponder-hit", 0.0) == []
 
 
+@needs_script
 def test_pydraughts_plays_a_whole_game_against_the_hub_engine() -> None:
     from draughts.engine import HubEngine as PydraughtsHub
     from draughts.engine import Limit
@@ -106,6 +109,7 @@ def test_pydraughts_plays_a_whole_game_against_the_hub_engine() -> None:
     assert all("time" in info for info in game.infos)
 
 
+@needs_script
 def test_end_of_input_is_a_quit() -> None:
     from hubgame import DXSERIAL
 
