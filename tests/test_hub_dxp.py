@@ -6,6 +6,7 @@ serial engine, and in ``dxserial match`` as a follower that connects to the dire
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -382,3 +383,42 @@ def test_a_hub_engine_that_dies_mid_game_ends_it_with_gameend_and_exit_1(
         ], result.stderr
         serial.out.expect("game 1: *", timeout=20)
         assert serial.wait(20) == 0  # our GAMEEND had stop code 1: it stopped cleanly
+
+
+SCAN = os.environ.get("DXSERIAL_SCAN", "")
+
+
+@pytest.mark.skipif(
+    not SCAN, reason="set DXSERIAL_SCAN to a Scan 3.x binary (its scan.ini and data/ beside it)"
+)
+def test_scan_in_hub_mode_plays_a_serial_engine(tmp_path: Path) -> None:
+    vpair, serial, end = start_serial_engine(tmp_path, 8, "--depth", "2")
+    with vpair, serial:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dxserial",
+                "engine",
+                end,
+                "--role",
+                "initiator",
+                "--games",
+                "1",
+                "--time",
+                "0",
+                "--moves",
+                "30",
+                "--echo-timeout",
+                "0.5",
+                "--hub",
+                f"{SCAN} hub",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=Path(SCAN).parent,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert re.search(r"game 1: (2-0|1-1|0-2) ", result.stdout), result.stdout
+        assert serial.wait(20) == 0
