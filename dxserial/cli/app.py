@@ -54,6 +54,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "dxserial.cli.engine_cmd",
         "Play DXP with the built-in engine (a small alpha-beta search) on ENDPOINT.",
     ),
+    "hub": (
+        "dxserial.cli.hub_cmd",
+        "Be a Hub engine (stdin/stdout) that plays each 'go' through the DXP engine at "
+        "ENDPOINT.",
+    ),
+    "hub-engine": (
+        "dxserial.cli.hub_engine_cmd",
+        "Speak the Hub protocol (Scan 3.x, Hub GUI, pydraughts) on stdin/stdout with the "
+        "built-in engine.",
+    ),
     "match": (
         "dxserial.cli.match_cmd",
         "Play a match between two follower engines; dxserial is the initiator to both.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 import sys
 
@@ -12,6 +13,7 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging, nulmodem_settings
 from dxserial.engine.endpoint import EngineEndpoint, LinkKind, LinkOptions, parse_engine_endpoint
+from dxserial.engine.hub_process import HubMover, hub_name
 from dxserial.engine.player import (
     DEFAULT_DEPTH,
     DEFAULT_NAME,
@@ -170,6 +172,17 @@ def engine_command(
         help="Initiator: seconds to wait for a GAMEACC before saying nothing answered (and, "
         "on TCP or --link nul, sending the GAMEREQ again); it keeps waiting.",
     ),
+    hub: str | None = typer.Option(
+        None,
+        "--hub",
+        metavar="CMD",
+        help="Take the moves from the Hub engine that CMD starts ('scan hub', 'dxserial "
+        "hub-engine'), on its stdin/stdout, under the GAMEREQ's clock ('level time=' the "
+        "time left); the DXP dialogue stays the built-in engine's. A Hub engine that dies, "
+        "breaks the protocol or plays an illegal move ends the game (GAMEEND) and the "
+        "session: exit 1 with one line. Its 'id' name is used unless --name is given.",
+        show_default=False,
+    ),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
 ) -> None:
@@ -199,6 +212,7 @@ def engine_command(
         connect_timeout,
         learn_start=learn_start,
     )
+    mover = HubMover(hub, depth=depth) if hub is not None else None
     config = PlayerConfig(
         role=Role(role),
         name=name,
@@ -212,7 +226,15 @@ def engine_command(
         answer_timeout=answer_timeout,
     )
     where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
-    result = runtime.run(_run(Player(config), where, verbose >= 1))
+    try:
+        if mover is not None:  # started last: a bad option above leaves no child behind
+            hub_id = hub_name(mover.start())
+            if name == DEFAULT_NAME and hub_id:
+                config = dataclasses.replace(config, name=hub_id)
+        result = runtime.run(_run(Player(config, mover=mover), where, verbose >= 1))
+    finally:
+        if mover is not None:
+            mover.close()
     sys.stdout.flush()
     if result.code:
         print(f"dxserial: error: {result.message}", file=sys.stderr)

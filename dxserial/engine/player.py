@@ -72,7 +72,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dxserial import __version__
-from dxserial.draughts import IllegalMoveError, Position, RulesError
+from dxserial.draughts import IllegalMoveError, LegalMove, Position, RulesError
+from dxserial.engine.mover import MoverFailed, MoveSource
 from dxserial.engine.search import MAX_DEPTH, choose_move
 from dxserial.errors import ConfigError, DialogueError, DuplicateMessageError, ProtocolError
 from dxserial.game.referee import gameend_result
@@ -269,8 +270,15 @@ class _Game:
 class Player:
     """One DXP engine; see the module docstring for the rules it plays by."""
 
-    def __init__(self, config: PlayerConfig, *, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        config: PlayerConfig,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        mover: MoveSource | None = None,
+    ):
         self.config = config
+        self._mover = mover  # moves from elsewhere (a Hub engine) instead of our search
         self.session = Session(config.role)
         self._clock = clock
         self._rng = random.Random(config.seed)
@@ -620,14 +628,22 @@ class Player:
             return self._send(GameEnd(reason=EndReason.RESIGN, stop=self._stop_wish()))
         if self._limit_reached():
             return self._send(GameEnd(reason=EndReason.DRAW, stop=self._stop_wish()))
-        move = choose_move(
-            position,
-            self.config.depth,
-            self._rng,
-            cancel=self._cancel,
-            deadline=self._deadline(game),
-            clock=self._clock,
-        )
+        if self._mover is not None:
+            try:
+                move: LegalMove | None = self._moved(game)
+            except MoverFailed as exc:  # no move: end the game and the session
+                self._note(str(exc), logging.ERROR)
+                self.ok, self.outcome = False, str(exc)
+                return self._send(GameEnd(reason=EndReason.NONE, stop=StopCode.STOP))
+        else:
+            move = choose_move(
+                position,
+                self.config.depth,
+                self._rng,
+                cancel=self._cancel,
+                deadline=self._deadline(game),
+                clock=self._clock,
+            )
         assert move is not None  # is_lost() was false
         spent = max(0.0, self._clock() - self._turn_since)
         game.used += spent
@@ -635,6 +651,24 @@ class Player:
         out = self._send(msg)
         game.positions.append(position.play(move))
         return out
+
+    def _moved(self, game: _Game) -> LegalMove:
+        """Our move from the move source, told the GAMEREQ's clock as it stands."""
+        assert self._mover is not None
+        request = self.session.dialogue.game_request
+        left = moves_left = None
+        if request is not None and request.minutes:
+            spent = game.used + max(0.0, self._clock() - self._turn_since)
+            left = max(0.0, float(request.minutes) * 60 - spent)
+        if request is not None and request.moves:
+            moves_left = max(1, request.moves - self.session.dialogue.plies // 2)
+        return self._mover.choose(
+            game.number,
+            game.positions,
+            seconds_left=left,
+            moves_left=moves_left,
+            cancel=self._cancel,
+        )
 
     def _deadline(self, game: _Game) -> float | None:
         """When this move's search must end: a share of the time left on our clock."""

@@ -1,0 +1,130 @@
+"""``dxserial hub ENDPOINT``: a DXP engine (a DOS program on a cable, Scan 2.0 ...) as a Hub
+engine, for Hub GUIs and pydraughts/lidraughts bots."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+import typer
+
+from dxserial import runtime
+from dxserial.cli.app import app
+from dxserial.cli.common import configure_logging
+from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_options
+from dxserial.engine.endpoint import EngineEndpoint, parse_engine_endpoint
+from dxserial.engine.player import check_name
+from dxserial.engine.runner import RunResult
+from dxserial.errors import ConfigError
+from dxserial.programs.hub_adapter import AdapterConfig, HubAdapter
+from dxserial.programs.hub_adapter_runner import run_hub_adapter
+
+_LINE = "DXP line"
+
+
+@app.command("hub")
+def hub_command(
+    endpoint: str = typer.Argument(..., metavar="ENDPOINT", help=ENDPOINT_HELP),
+    link: str = typer.Option(
+        "nulmodem", "--link", help="Layer 1 on a serial port: 'nulmodem' or 'nul'. TCP: NUL."
+    ),
+    baud: int = typer.Option(9600, "--baud", help="Serial line speed.", rich_help_panel=_LINE),
+    start_byte: str = typer.Option(
+        "0x02", "--start-byte", help="NULMODEM start character.", rich_help_panel=_LINE
+    ),
+    end_byte: str = typer.Option(
+        "0x03", "--end-byte", help="NULMODEM end character.", rich_help_panel=_LINE
+    ),
+    echo_timeout: float = typer.Option(
+        5.0,
+        "--echo-timeout",
+        help="NULMODEM: seconds to wait for an echo before starting over.",
+        rich_help_panel=_LINE,
+    ),
+    max_attempts: int = typer.Option(
+        5,
+        "--max-attempts",
+        help="NULMODEM: failed attempts in a row before the link is down.",
+        rich_help_panel=_LINE,
+    ),
+    connect_timeout: float = typer.Option(
+        10.0,
+        "--connect-timeout",
+        help="tcp://: keep trying to connect for this many seconds.",
+        rich_help_panel=_LINE,
+    ),
+    name: str = typer.Option(
+        "dxserial hub", "--name", help="Our name: in the Hub 'id' answer and the GAMEREQ."
+    ),
+    minutes: int = typer.Option(
+        5,
+        "--minutes",
+        help="GAMEREQ minutes when the client's 'level' has no clock (depth=, infinite). "
+        "'level time=T moves=N' becomes T rounded up to minutes and N; 'level move-time=X' "
+        "a clock for 40 moves of X seconds.",
+    ),
+    grace: float = typer.Option(
+        2.0,
+        "--grace",
+        help="Seconds past the move's time (move-time, or the clock's share) before the "
+        "engine counts as out of time: its game is ended (GAMEEND) and dxserial answers the "
+        "client with a move of its own, saying so.",
+    ),
+    answer_timeout: float = typer.Option(
+        10.0, "--answer-timeout", help="Seconds the engine gets to answer a GAMEREQ or GAMEEND."
+    ),
+    verbose: int = typer.Option(
+        0,
+        "--verbose",
+        "-v",
+        count=True,
+        help="-v: what happens (games, engines) on stderr; -vv: every line and message too. "
+        "Without it only warnings and errors: a Hub client may read stderr as the engine's "
+        "output (pydraughts does).",
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="Only warnings and errors (the default here)."
+    ),
+) -> None:
+    """Be a Hub engine (stdin/stdout) that plays each 'go' through the DXP engine at ENDPOINT.
+
+    dxserial is the DXP initiator: a 'pos' that continues the running game is sent as the
+    opponent's MOVE, any other starts a game with a GAMEREQ of that position; the engine's
+    MOVE is answered as 'done move=...'; its CHAT becomes 'info text=...'. 'stop', the
+    deadline or an illegal move end the DXP game (GAMEEND) and dxserial answers with its own
+    move, saying so. Exit 0 on 'quit' or end of input; 1 when the engine is lost.
+    """
+    configure_logging(verbose - 1 if verbose else 0, quiet or not verbose)
+    check_name(name)
+    for option, value in (("--grace", grace), ("--answer-timeout", answer_timeout)):
+        if not value > 0:
+            raise ConfigError(f"{option} {value:g}: must be > 0 seconds")
+    if not 1 <= minutes <= 999:
+        raise ConfigError(f"--minutes {minutes}: must be 1..999")
+    options = link_options(
+        link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
+    )
+    where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
+    config = AdapterConfig(name=name, minutes=minutes, grace=grace, answer_timeout=answer_timeout)
+    result = runtime.run(_run(HubAdapter(config), where, verbose >= 2))
+    sys.stdout.flush()
+    if result.code:
+        print(f"dxserial: error: {result.message}", file=sys.stderr)
+    raise typer.Exit(result.code)
+
+
+async def _run(adapter: HubAdapter, endpoint: EngineEndpoint, log_messages: bool) -> RunResult:
+    await endpoint.open_early()
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    assert task is not None
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, task.cancel)
+    try:
+        return await run_hub_adapter(adapter, endpoint, log_messages=log_messages)
+    except asyncio.CancelledError:
+        return RunResult(1, "stopped by a signal")
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
