@@ -83,6 +83,9 @@ def tournament_command(
     sys.stdout.flush()
     if not completed:
         done, total = len(tournament.state.games), len(tournament.schedule.games)
+        if tournament.stopped:
+            print(f"dxserial: error: {tournament.stopped}", file=sys.stderr)
+            raise typer.Exit(1)
         print(
             f"dxserial: error: tournament stopped after {done} of {total} game(s); "
             f"continue with: dxserial tournament {file} --resume",

@@ -36,7 +36,13 @@ from typing import Any
 
 from dxserial.draughts import FenError, Position
 from dxserial.draughts.notation import parse_pdn_move
+from dxserial.engine.endpoint import parse_engine_endpoint
 from dxserial.errors import ConfigError, DxSerialError
+from dxserial.programs.engine_command import (
+    EngineCommand,
+    check_endpoint_text,
+    parse_engine_command,
+)
 from dxserial.protocol.messages import Colour
 
 __all__ = [
@@ -63,6 +69,7 @@ _DEFAULTS: dict[str, Any] = {
     "pdn": "games",
     "openings": [],
     "concurrency": 1,
+    "on_unreachable": "stop",
 }
 
 
@@ -97,12 +104,14 @@ def parse_opening(text: str) -> Opening:
 
 @dataclass(frozen=True)
 class EngineEntry:
-    """One engine of the file: its name and its endpoint, as ``dxserial match`` takes it."""
+    """One engine of the file: its name and its endpoint, as ``dxserial match`` takes it,
+    or the command that runs it (see :mod:`dxserial.programs.engine_command`)."""
 
     name: str
     endpoint: str
     link: str | None = None
     baud: int | None = None
+    command: EngineCommand | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +130,7 @@ class TournamentSpec:
     pdn: Path = Path("games")
     openings: tuple[Opening, ...] = (Opening("", None),)
     concurrency: int = 1
+    on_unreachable: str = "stop"
 
     @classmethod
     def from_toml(
@@ -150,18 +160,9 @@ class TournamentSpec:
             raise ConfigError(
                 f"{source}: needs at least two [engines.NAME] tables with an endpoint"
             )
-        engines = []
-        for name, entry in engines_raw.items():
-            if not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str):
-                raise ConfigError(f'{source}: engine {name!r} needs endpoint = "..."')
-            extra = sorted(set(entry) - {"endpoint", "link", "baud"})
-            if extra:
-                raise ConfigError(
-                    f"{source}: engine {name!r}: unknown setting(s) {', '.join(extra)}"
-                )
-            engines.append(
-                EngineEntry(str(name), entry["endpoint"], entry.get("link"), entry.get("baud"))
-            )
+        engines = [_engine_entry(str(n), e, source, base) for n, e in engines_raw.items()]
+        if values["on_unreachable"] not in ("stop", "forfeit"):
+            raise ConfigError(f"{source}: on_unreachable must be 'stop' or 'forfeit'")
         fmt = values["format"]
         gauntlet = data.get("gauntlet")
         if fmt not in ("round-robin", "gauntlet"):
@@ -206,11 +207,36 @@ class TournamentSpec:
             pdn=pdn,
             openings=openings,
             concurrency=ints["concurrency"],
+            on_unreachable=values["on_unreachable"],
         )
 
     @property
     def names(self) -> list[str]:
         return [e.name for e in self.engines]
+
+
+def _engine_entry(name: str, entry: Any, source: str, base: Path | None) -> EngineEntry:
+    """One ``[engines.NAME]`` table: an endpoint, or a command (``command``/``speaks``)."""
+    if isinstance(entry, dict) and ("command" in entry or "speaks" in entry):
+        if "endpoint" in entry:
+            raise ConfigError(f"{source}: engine {name!r}: give endpoint or command, not both")
+        return EngineEntry(name, "", command=parse_engine_command(
+            name, entry, source=source, base=base))
+    if not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str):
+        raise ConfigError(
+            f'{source}: engine {name!r} needs endpoint = "..." or command = [...] with speaks'
+        )
+    extra = sorted(set(entry) - {"endpoint", "link", "baud"})
+    if extra:
+        raise ConfigError(f"{source}: engine {name!r}: unknown setting(s) {', '.join(extra)}")
+    typo = check_endpoint_text(entry["endpoint"])
+    if typo is not None:
+        raise ConfigError(f"{source}: engine {name!r}: {typo}")
+    try:
+        parse_engine_endpoint(entry["endpoint"])
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: engine {name!r}: {exc}") from None
+    return EngineEntry(name, entry["endpoint"], entry.get("link"), entry.get("baud"))
 
 
 @dataclass(frozen=True)
@@ -246,11 +272,17 @@ class Schedule:
             json.dumps([[asdict(g) for g in games], openings, spec.moves, spec.minutes]).encode()
         ).hexdigest()[:16]
 
-    def ready(self, done: Iterable[int], running: Iterable[Pairing]) -> list[Pairing]:
-        """Games that may start now, lowest number first: not done, engines both free."""
+    def ready(
+        self, done: Iterable[int], running: Iterable[Pairing], parallel: Iterable[str] = ()
+    ) -> list[Pairing]:
+        """Games that may start now, lowest number first: not done, engines both free.
+
+        Engines named in ``parallel`` (run by the director, one process per game) may be
+        in several games at once."""
         finished = set(done)
+        many = set(parallel)
         busy_games = {g.number for g in running}
-        busy = {n for g in running for n in (g.white, g.black)}
+        busy = {n for g in running for n in (g.white, g.black)} - many
         out: list[Pairing] = []
         for game in self.games:
             if game.number in finished or game.number in busy_games:
@@ -258,7 +290,7 @@ class Schedule:
             if game.white in busy or game.black in busy:
                 continue
             out.append(game)
-            busy |= {game.white, game.black}
+            busy |= {game.white, game.black} - many
         return out
 
     def last_for(self, game: Pairing, done: Iterable[int]) -> set[str]:
@@ -280,6 +312,7 @@ class GameResultEntry:
     pdn: str | None = None  # file name in the PDN folder
     white_name: str = ""
     black_name: str = ""
+    plies: int = -1  # moves played (-1: not known, a state file from before this field)
 
 
 @dataclass(frozen=True)
@@ -421,6 +454,9 @@ class State:
 
     fingerprint: str
     games: dict[int, GameResultEntry] = field(default_factory=dict)
+    #: Engines the director runs: per process slot its restarts, events and process group
+    #: (a resumed tournament kills a group a crashed director left behind).
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> State:
@@ -437,11 +473,14 @@ class State:
                 "changed); use another pdn folder, or remove the file to start over"
             )
         games = {int(g["number"]): GameResultEntry(**g) for g in data.get("games", [])}
-        return cls(fingerprint, games)
+        return cls(fingerprint, games, dict(data.get("engines", {})))
 
     def to_json(self) -> str:
         games = [asdict(self.games[n]) for n in sorted(self.games)]
-        return json.dumps({"fingerprint": self.fingerprint, "games": games}, indent=1) + "\n"
+        data: dict[str, Any] = {"fingerprint": self.fingerprint, "games": games}
+        if self.engines:
+            data["engines"] = self.engines
+        return json.dumps(data, indent=1) + "\n"
 
     def save(self, path: Path) -> None:
         write_atomic(path, self.to_json())
