@@ -76,7 +76,7 @@ class Supervisor:
         self.starts += 1
         self.running = True
         if self.starts > 1:
-            self.events.append(f"restart {self.restarts}: {what}")
+            self.events.append(what)
 
     def ready(self, now: float) -> None:
         self.ever_ready = True

@@ -91,10 +91,9 @@ class Child:
         return self.proc.returncode
 
     def status(self) -> str:
-        text = describe_status(self.returncode)
         if self.stopped_by:
-            return f"{text} (stopped by the director with {self.stopped_by})"
-        return text
+            return f"did not exit by itself: stopped by the director with {self.stopped_by}"
+        return describe_status(self.returncode)
 
     async def wait(self) -> int:
         return await self.proc.wait()
