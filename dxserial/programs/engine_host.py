@@ -22,21 +22,27 @@ import socket
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dxserial.engine.endpoint import (
     EndpointKind,
+    EndpointSpec,
     EngineEndpoint,
     LinkKind,
     LinkOptions,
     parse_engine_endpoint,
 )
-from dxserial.errors import DxSerialError, PortError
+from dxserial.errors import ConfigError, DxSerialError, PortError
 from dxserial.programs.engine_command import HOST, EngineCommand, launch
 from dxserial.programs.supervisor import GiveUp, Supervisor, Wait
 from dxserial.transports.base import ByteLink
 from dxserial.transports.child import MARK_ENV, Child
+from dxserial.transports.tcp import Endpoint
 
-__all__ = ["CommandEndpoint"]
+if TYPE_CHECKING:
+    from dxserial.programs.tournament import EngineEntry
+
+__all__ = ["CommandEndpoint", "engine_endpoint", "instance", "load_engines"]
 
 log = logging.getLogger("dxserial.programs.engine_host")
 
@@ -64,8 +70,10 @@ class CommandEndpoint(EngineEndpoint):
         mark: str = "",
         notify: Callable[[CommandEndpoint, str], None] | None = None,
     ) -> None:
-        placeholder = "listen://127.0.0.1:0" if cmd.speaks == "dxp-client" else "tcp://127.0.0.1:1"
-        super().__init__(parse_engine_endpoint(placeholder), options)
+        kind = EndpointKind.LISTEN if cmd.speaks == "dxp-client" else EndpointKind.TCP
+        program = Path(cmd.command[0]).name if cmd.command else "dosbox"
+        where = Endpoint(HOST, 0 if kind is EndpointKind.LISTEN else 1)  # port: at start
+        super().__init__(EndpointSpec(kind, f"runs {program}", address=where), options)
         self.cmd = cmd
         self.label = label
         self.workdir = workdir
@@ -232,4 +240,40 @@ def instance(endpoint: CommandEndpoint, number: int) -> CommandEndpoint:
         log_path=endpoint.log_path.with_name(f"{label}.log"),
         mark=endpoint.mark,
         notify=endpoint.notify,
+    )
+
+
+def load_engines(path: Path) -> dict[str, EngineEntry]:
+    """The ``[engines.NAME]`` tables of a TOML file (``dxserial match --engines``)."""
+    import tomllib
+
+    from dxserial.files import read_text
+    from dxserial.programs.tournament import engine_entry
+
+    text = read_text(path, "engines file", "give the path of a TOML file of [engines.NAME]")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    tables = data.get("engines")
+    if not isinstance(tables, dict) or not tables:
+        raise ConfigError(f"{path}: no [engines.NAME] table")
+    return {str(n): engine_entry(str(n), e, str(path), path.parent) for n, e in tables.items()}
+
+
+def engine_endpoint(
+    text: str, named: dict[str, EngineEntry], options: LinkOptions, pdn: Path
+) -> EngineEndpoint:
+    """ENDPOINT, or an engine of ``named``: a command the director runs (log in ``pdn``)."""
+    entry = named.get(text)
+    if entry is None:
+        return EngineEndpoint(parse_engine_endpoint(text), options)
+    if entry.command is None:
+        return EngineEndpoint(parse_engine_endpoint(entry.endpoint), options)
+    return CommandEndpoint(
+        entry.command,
+        options,
+        label=entry.name,
+        workdir=pdn / "engines" / entry.name,
+        log_path=pdn / f"{entry.name}.log",
     )

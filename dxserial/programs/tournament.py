@@ -160,7 +160,7 @@ class TournamentSpec:
             raise ConfigError(
                 f"{source}: needs at least two [engines.NAME] tables with an endpoint"
             )
-        engines = [_engine_entry(str(n), e, source, base) for n, e in engines_raw.items()]
+        engines = [engine_entry(str(n), e, source, base) for n, e in engines_raw.items()]
         if values["on_unreachable"] not in ("stop", "forfeit"):
             raise ConfigError(f"{source}: on_unreachable must be 'stop' or 'forfeit'")
         fmt = values["format"]
@@ -215,7 +215,7 @@ class TournamentSpec:
         return [e.name for e in self.engines]
 
 
-def _engine_entry(name: str, entry: Any, source: str, base: Path | None) -> EngineEntry:
+def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> EngineEntry:
     """One ``[engines.NAME]`` table: an endpoint, or a command (``command``/``speaks``)."""
     if isinstance(entry, dict) and ("command" in entry or "speaks" in entry):
         if "endpoint" in entry:
