@@ -152,3 +152,32 @@ def test_an_engine_that_cannot_start_stops_the_event_in_one_line(tmp_path: Path)
     cli.close()
     assert cli.proc.returncode == 1  # both games forfeited: nothing was played
     assert "dxserial: error: no game was played" in err
+
+
+def test_an_sprt_match_of_depth_3_against_depth_1_stops_by_itself_with_h1(
+    tmp_path: Path,
+) -> None:
+    book = tmp_path / "book.txt"
+    book.write_text(
+        "# one opening a line\n1. 32-28 18-23\n1. 33-28 17-21\n1. 31-27 19-23\n"
+        "1. 34-30 20-25\n1. 33-29 18-22\nW:W31-50:B1-20\n"
+    )
+    file = tmp_path / "sprt.toml"
+    file.write_text(
+        'moves = 80\nminutes = 1\nmove_timeout = 20\nconcurrency = 2\nopenings_file = "book.txt"\n'
+        "sprt = { elo0 = 0, elo1 = 150, alpha = 0.05, beta = 0.05 }\n"
+        + table("deep", [*builtin("listen://127.0.0.1:{port}")[:-1], "3", "--seed", "1"],
+                "dxp-server")
+        + table("shallow", [*builtin("listen://127.0.0.1:{port}"), "--seed", "2"], "dxp-server")
+    )
+    cli = Cli("tournament", str(file))
+    out = run_to_end(cli, timeout=120)
+    assert cli.proc.returncode == 0, out
+    verdict = [line for line in out if line.startswith("SPRT [0, 150] H1 accepted: LLR ")]
+    assert verdict, out
+    final = verdict[-1]
+    assert "(-2.94, 2.94); pairs " in final and "pentanomial [" in final and "Elo +" in final
+    llr = float(final.split("LLR ")[1].split()[0])
+    assert llr >= 2.94
+    played = len(finished(tmp_path / "games" / "tournament-state.json"))
+    assert played < 60  # of 6 openings x 2 colours x 1000 rounds

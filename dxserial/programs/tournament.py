@@ -43,6 +43,7 @@ from dxserial.programs.engine_command import (
     check_endpoint_text,
     parse_engine_command,
 )
+from dxserial.programs.sprt import SprtConfig, parse_sprt
 from dxserial.protocol.messages import Colour
 
 __all__ = [
@@ -131,6 +132,7 @@ class TournamentSpec:
     openings: tuple[Opening, ...] = (Opening("", None),)
     concurrency: int = 1
     on_unreachable: str = "stop"
+    sprt: SprtConfig | None = None
 
     @classmethod
     def from_toml(
@@ -147,7 +149,7 @@ class TournamentSpec:
     def from_dict(
         cls, data: dict[str, Any], *, source: str = "tournament file", base: Path | None = None
     ) -> TournamentSpec:
-        known = {*_DEFAULTS, "engines", "gauntlet"}
+        known = {*_DEFAULTS, "engines", "gauntlet", "sprt", "openings_file"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(
@@ -155,6 +157,9 @@ class TournamentSpec:
                 f"known: {', '.join(sorted(known))}"
             )
         values = {**_DEFAULTS, **data}
+        sprt = parse_sprt(data["sprt"], source) if "sprt" in data else None
+        if sprt is not None and "rounds" not in data:
+            values["rounds"] = SPRT_ROUNDS
         engines_raw = data.get("engines")
         if not isinstance(engines_raw, dict) or len(engines_raw) < 2:
             raise ConfigError(
@@ -190,7 +195,11 @@ class TournamentSpec:
         openings_raw = values["openings"]
         if not isinstance(openings_raw, list) or not all(isinstance(o, str) for o in openings_raw):
             raise ConfigError(f"{source}: openings must be a list of strings (FEN or PDN moves)")
+        if "openings_file" in data:
+            openings_raw = [*openings_raw, *_openings_file(data["openings_file"], source, base)]
         openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
+        if sprt is not None and len(engines) != 2:
+            raise ConfigError(f"{source}: sprt needs exactly two engines (A is the first listed)")
         pdn = Path(str(values["pdn"]))
         if base is not None and not pdn.is_absolute():
             pdn = base / pdn
@@ -208,11 +217,31 @@ class TournamentSpec:
             openings=openings,
             concurrency=ints["concurrency"],
             on_unreachable=values["on_unreachable"],
+            sprt=sprt,
         )
 
     @property
     def names(self) -> list[str]:
         return [e.name for e in self.engines]
+
+
+#: With sprt and no rounds given: at most this many rounds (the test stops long before).
+SPRT_ROUNDS = 1000
+
+
+def _openings_file(name: Any, source: str, base: Path | None) -> list[str]:
+    """One opening a line (FEN or PDN moves); blank lines and ``#`` comments skipped."""
+    from dxserial.files import read_text
+
+    path = Path(str(name))
+    if base is not None and not path.is_absolute():
+        path = base / path
+    text = read_text(path, "openings file", "one FEN or PDN move list a line")
+    lines = [line.strip() for line in text.splitlines()]
+    found = [line for line in lines if line and not line.startswith("#")]
+    if not found:
+        raise ConfigError(f"{source}: openings_file {path} has no opening in it")
+    return found
 
 
 def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> EngineEntry:

@@ -28,6 +28,7 @@ from dxserial.programs.match import (
     close_side,
     idle_sink,
 )
+from dxserial.programs.sprt import SprtState
 from dxserial.programs.tournament import (
     GameResultEntry,
     Pairing,
@@ -146,6 +147,8 @@ class Tournament:
         self._reached: set[str] = set()  # engines that were connected once in this run
         self._status: dict[int, str] = {}
         self._stopping = False
+        self.sprt = SprtState(spec.sprt) if spec.sprt is not None else None
+        self.decided: str | None = None  # the SPRT's verdict, once it has one
         #: Why the tournament did not finish (one line), when it stopped on its own.
         self.stopped: str | None = None
 
@@ -161,7 +164,9 @@ class Tournament:
             "kind": "standings",
             "done": len(self.state.games),
             "total": total,
-            "table": self.scores.table(len(self.state.games), total) + self._restart_lines(),
+            "table": self.scores.table(len(self.state.games), total)
+            + self._restart_lines()
+            + ([self.sprt.line()] if self.sprt is not None else []),
         }
 
     def _slots(self) -> list[CommandEndpoint]:
@@ -213,6 +218,8 @@ class Tournament:
             for slot in self._slots() if slot.supervisor.restarts
         )
         extra = f"  |  restarts: {restarted}" if restarted else ""
+        if self.sprt is not None:
+            extra += f"  |  LLR {self.sprt.llr():.2f} ({self.sprt.pairs} pairs)"
         self.progress.update(f"[{len(self.state.games)}/{total}] {running}{extra}")
 
     def stop(self) -> None:
@@ -239,6 +246,7 @@ class Tournament:
                     self.progress.line(f"engine {slot}: stopped process group {pgid} "
                                        "left running by the earlier run")
         self.scores = Scores(self.spec.names, self.state.games.values())
+        self._sprt_update()
         total = len(self.schedule.games)
         try:
             for side in self.sides.values():
@@ -264,18 +272,21 @@ class Tournament:
         self.progress.clear()
         for row in self.scores.table(len(self.state.games), total) + self._restart_lines():
             self.progress.line(row)
+        if self.sprt is not None:
+            self.progress.line(self.sprt.line())
         if self.state.games:
             self.progress.line(f"event PDN: {self.event_path}")
         if self.state.games and not any(g.plies != 0 for g in self.state.games.values()):
             self.stopped = self.stopped or (
                 "no game was played: every game was forfeited or ended before its first move"
             )
-        return len(self.state.games) == total and self.stopped is None
+        done = len(self.state.games) == total or self.decided is not None
+        return done and self.stopped is None
 
     async def _loop(self) -> None:
         tasks: dict[asyncio.Task[GameSummary | None], Pairing] = {}
         while True:
-            if not self._stopping:
+            if not self._stopping and self.decided is None:
                 running = [g for g, _ in self._running.values()]
                 free = self.concurrency - len(running)
                 ready = self.schedule.ready(self.state.games, running, self.parallel)
@@ -360,11 +371,35 @@ class Tournament:
         self.scores.add(entry)
         self.state.save(self.state_path)
         self._write_event()
+        pairs = self.sprt.pairs if self.sprt is not None else 0
+        self._sprt_update()
         self.progress.line(
             f"[{len(self.state.games)}/{total}] game {game.number}: {game.white} - {game.black} "
             f"{entry.result}  |  {self.scores.standings_line()}"
         )
+        if self.sprt is not None and self.sprt.pairs > pairs:
+            self.progress.line(self.sprt.line())
         self._tell(self.snapshot_standings())
+
+    def _sprt_update(self) -> None:
+        """The SPRT over every finished pair (an opening with both colours); a verdict
+        stops new games from starting."""
+        if self.sprt is None:
+            return
+        tested = self.spec.gauntlet or self.spec.names[0]
+        pairs: dict[tuple[int, int], list[float]] = {}
+        for number, entry in sorted(self.state.games.items()):
+            game = self.schedule.games[number - 1]
+            if entry.result == "*":
+                continue
+            points = {"2-0": 2, "1-1": 1, "0-2": 0}[entry.result]
+            mine = points if entry.white == tested else 2 - points
+            pairs.setdefault((game.round, game.opening), []).append(mine / 2)
+        self.sprt.penta = [0] * 5
+        for scores in pairs.values():
+            if len(scores) == 2:
+                self.sprt.add_pair(*scores)
+        self.decided = self.sprt.verdict()
 
     def _unreachable(self, white: EngineSide, black: EngineSide) -> bool:
         """An engine that could not be reached before its first game stops the event (the
