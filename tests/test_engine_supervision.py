@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from dxserial.testing.process import Cli, group_members, wait_until
 from dxserial.testing.standins import command
@@ -181,3 +185,25 @@ def test_an_sprt_match_of_depth_3_against_depth_1_stops_by_itself_with_h1(
     assert llr >= 2.94
     played = len(finished(tmp_path / "games" / "tournament-state.json"))
     assert played < 60  # of 6 openings x 2 colours x 1000 rounds
+
+
+@pytest.mark.skipif(
+    shutil.which("dosbox") is None or shutil.which("bcc") is None,
+    reason="needs dosbox and bcc (sudo apt-get install dosbox bcc)",
+)
+def test_dxeng_in_dosbox_plays_as_a_dosbox_engine_the_director_starts(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run(["sh", str(root / "dos" / "build.sh"), str(tmp_path)], check=True, timeout=60)
+    file = tmp_path / "dos.toml"
+    file.write_text(
+        "moves = 6\nminutes = 1\nmove_timeout = 30\nconnect_timeout = 30\n"
+        f'[engines.dos]\nspeaks = "dosbox"\nprogram = "{tmp_path / "DXENG.COM"}"\n'
+        + table("builtin", builtin("listen://127.0.0.1:{port}"), "dxp-server")
+    )
+    cli = Cli("tournament", str(file))
+    out = run_to_end(cli, timeout=120)
+    assert cli.proc.returncode == 0, out
+    games = finished(tmp_path / "games" / "tournament-state.json")
+    assert [g["result"] for g in games.values()] == ["1-1", "1-1"]  # the move limit: played
+    assert {g["white_name"] for g in games.values()} >= {"DXENG DOS test engine"}
+    assert "A client (127.0.0.1) has connected" in (tmp_path / "games" / "dos.log").read_text()

@@ -48,6 +48,7 @@ log = logging.getLogger("dxserial.programs.engine_host")
 
 #: How long a released engine may take to exit by itself before it is sent SIGTERM.
 _OWN_EXIT = 1.0
+_RETRY = 0.2
 
 
 def _free_port() -> int:
@@ -76,7 +77,7 @@ class CommandEndpoint(EngineEndpoint):
         super().__init__(EndpointSpec(kind, f"runs {program}", address=where), options)
         self.cmd = cmd
         self.label = label
-        self.workdir = workdir
+        self.workdir = workdir.absolute()  # the engine runs in it: paths must not be relative
         self.log_path = log_path
         self.mark = mark
         #: Told of every start: "" for a first start, else what happened and why.
@@ -143,11 +144,18 @@ class CommandEndpoint(EngineEndpoint):
         raise PortError(f"engine {self.label} {why} ({detail})")
 
     async def _connect_ready(self, timeout: float) -> ByteLink:
-        if self.spec.kind is EndpointKind.SERIAL:  # DOSBox: its nullmodem port
-            from dxserial.transports.dosbox import open_dosbox
+        if self.spec.kind is not EndpointKind.SERIAL:
+            return await super().open(timeout)
+        from dxserial.transports.dosbox import open_dosbox  # DOSBox: its nullmodem port
 
-            return await open_dosbox(self.spec.port, self.options.serial, connect_timeout=timeout)
-        return await super().open(timeout)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:  # until DOSBox listens (the process exiting ends the wait in open())
+            try:
+                return await open_dosbox(self.spec.port, self.options.serial)
+            except PortError:
+                if asyncio.get_running_loop().time() + _RETRY > deadline:
+                    raise
+            await asyncio.sleep(_RETRY)
 
     async def _start(self, reason: str) -> Child:
         loop = asyncio.get_running_loop()
