@@ -20,7 +20,6 @@ import os
 import shutil
 import socket
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -239,9 +238,8 @@ def instance(endpoint: CommandEndpoint, number: int) -> CommandEndpoint:
     """Another process slot of the same engine (a concurrent game): own folder, log, port."""
     label = f"{endpoint.cmd.name}-{number}"
     workdir = endpoint.workdir.parent / label
-    cmd = endpoint.cmd if endpoint.cmd.cwd is None else replace(endpoint.cmd)
     return CommandEndpoint(
-        cmd,
+        endpoint.cmd,
         endpoint.options,
         label=label,
         workdir=workdir,

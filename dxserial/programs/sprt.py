@@ -22,7 +22,14 @@ from typing import Any
 
 from dxserial.errors import ConfigError
 
-__all__ = ["PAIR_SCORES", "SprtConfig", "SprtState", "logistic_llr", "parse_sprt"]
+__all__ = [
+    "PAIR_SCORES",
+    "SprtConfig",
+    "SprtState",
+    "logistic_elo",
+    "logistic_llr",
+    "parse_sprt",
+]
 
 #: A's score per game in a pair whose two games gave it 0, 1/2, 1, 3/2 or 2 points.
 PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -67,7 +74,8 @@ def _score(elo: float) -> float:
     return float(1.0 / (1.0 + 10.0 ** (-elo / 400.0)))
 
 
-def _elo(score: float) -> float:
+def logistic_elo(score: float) -> float:
+    """The Elo difference a score fraction means in the logistic model (+-inf at 1 and 0)."""
     if score <= 0:
         return -math.inf
     if score >= 1:
@@ -143,7 +151,7 @@ class SprtState:
         mean = sum(c * a for c, a in zip(self.penta, PAIR_SCORES, strict=True)) / n
         var = sum(c * (a - mean) ** 2 for c, a in zip(self.penta, PAIR_SCORES, strict=True)) / n
         margin = 1.96 * math.sqrt(var / n)
-        return _elo(mean), _elo(mean - margin), _elo(mean + margin)
+        return logistic_elo(mean), logistic_elo(mean - margin), logistic_elo(mean + margin)
 
     def line(self) -> str:
         cfg = self.config

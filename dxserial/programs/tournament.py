@@ -44,6 +44,7 @@ from dxserial.programs.engine_command import (
     parse_engine_command,
 )
 from dxserial.programs.sprt import SprtConfig, parse_sprt
+from dxserial.programs.sprt import logistic_elo as _logistic_elo
 from dxserial.protocol.messages import Colour
 
 __all__ = [
@@ -364,14 +365,6 @@ def _signed(x: float) -> str:
     if math.isinf(x):
         return "+inf" if x > 0 else "-inf"
     return f"{x + 0.0:+.0f}"  # + 0.0: no "-0"
-
-
-def _logistic_elo(p: float) -> float:
-    if p <= 0:
-        return -math.inf
-    if p >= 1:
-        return math.inf
-    return -400.0 * math.log10(1.0 / p - 1.0)
 
 
 def elo_estimate(wins: int, draws: int, losses: int) -> Elo:
