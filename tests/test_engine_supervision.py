@@ -144,7 +144,7 @@ def test_an_engine_that_cannot_start_stops_the_event_in_one_line(tmp_path: Path)
     cli.close()
     assert cli.proc.returncode == 1
     (line,) = [x for x in err.splitlines() if x.startswith("dxserial: error:")]
-    assert "engine broken could not be reached before its first game" in line
+    assert "engine broken could not be started: engine broken exited before it was ready" in line
     assert "exit status 3" in line and "no such book" in line
     assert finished(tmp_path / "games" / "tournament-state.json") == {}  # --resume plays it
 
@@ -207,3 +207,20 @@ def test_dxeng_in_dosbox_plays_as_a_dosbox_engine_the_director_starts(tmp_path: 
     assert [g["result"] for g in games.values()] == ["1-1", "1-1"]  # the move limit: played
     assert {g["white_name"] for g in games.values()} >= {"DXENG DOS test engine"}
     assert "A client (127.0.0.1) has connected" in (tmp_path / "games" / "dos.log").read_text()
+
+
+def test_a_match_between_engines_of_an_engines_file_restarts_a_crashed_one(
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "engines.toml"
+    file.write_text(
+        table("deep", builtin("listen://127.0.0.1:{port}"), "dxp-server")
+        + table("crash", command("crash", "tcp://127.0.0.1:{port}"), "dxp-client")
+    )
+    cli = Cli("match", "--engines", str(file), "deep", "crash", "--games", "2", "--moves", "4",
+              "--pdn", str(tmp_path / "games"), "--on-engine-failure", "continue")
+    out = run_to_end(cli)
+    assert cli.proc.returncode == 0, out
+    first = next(line for line in out if line.startswith("game 1: 2-0"))
+    assert "forfeits: link lost" in first and "(exit status 134; last log lines:" in first
+    assert any(line.startswith("game 2: 1-1 (draw: move limit") for line in out), out

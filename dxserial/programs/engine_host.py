@@ -106,7 +106,16 @@ class CommandEndpoint(EngineEndpoint):
             await super().prepare()
         return self.describe()
 
+    async def open_early(self) -> None:
+        """Start the engine now and keep its connection for the first game, so that one
+        that cannot start is known before any game is played."""
+        if self._early is None:
+            self._early = await self.open()
+
     async def open(self, timeout: float | None = None) -> ByteLink:
+        if self._early is not None:
+            early, self._early = self._early, None
+            return early
         self._judge(None)
         if self.child is not None:
             await self._stop()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.engine.endpoint import EngineEndpoint, LinkOptions, parse_engine_endpoint
-from dxserial.errors import ConfigError
+from dxserial.errors import ConfigError, DxSerialError
 from dxserial.programs.engine_host import CommandEndpoint, instance
 from dxserial.programs.match import (
     EngineSide,
@@ -252,6 +252,8 @@ class Tournament:
             for side in self.sides.values():
                 where = await side.endpoint.prepare()
                 self.progress.line(f"engine {side.label}: {where}")
+            if not await self._start_engines():
+                return False
             left = total - len(self.state.games)
             self.progress.line(
                 f"tournament: {self.spec.event}, {self.spec.format}, {len(self.sides)} engines, "
@@ -400,6 +402,25 @@ class Tournament:
             if len(scores) == 2:
                 self.sprt.add_pair(*scores)
         self.decided = self.sprt.verdict()
+
+    async def _start_engines(self) -> bool:
+        """Start every engine the director runs (its first process), so that one that
+        cannot start stops the event before a game is played; False if it stopped."""
+        for name, pool in self.pools.items():
+            try:
+                await pool[0].endpoint.open_early()
+            except DxSerialError as exc:
+                if self.spec.on_unreachable == "forfeit":
+                    self.progress.line(f"engine {name} did not start ({exc}): its games are "
+                                       "forfeited (on_unreachable = \"forfeit\")")
+                    continue
+                self.stopped = (
+                    f"engine {name} could not be started: {exc}; fix it and run again with "
+                    '--resume (on_unreachable = "forfeit" plays on without it)'
+                )
+                return False
+            self._reached.add(name)
+        return True
 
     def _unreachable(self, white: EngineSide, black: EngineSide) -> bool:
         """An engine that could not be reached before its first game stops the event (the
