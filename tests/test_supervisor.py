@@ -89,3 +89,47 @@ def test_an_endpoint_missing_its_slashes_is_refused_when_the_file_is_read(
     text = f'[engines.a]\nendpoint = "{endpoint}"\n[engines.b]\nendpoint = "/dev/ttyUSB0"\n'
     with pytest.raises(ConfigError, match=f"did you mean '{meant}'"):
         TournamentSpec.from_toml(text, source="lab.toml")
+
+
+def engines(*names: str) -> str:
+    return "".join(f'[engines.{n}]\nendpoint = "tcp://127.0.0.1:{27531 + i}"\n'
+                   for i, n in enumerate(names))
+
+
+def test_sprt_needs_two_engines_and_reads_an_openings_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="sprt needs exactly two engines"):
+        TournamentSpec.from_toml("sprt = { elo1 = 5 }\n" + engines("a", "b", "c"))
+    (tmp_path / "book.txt").write_text("# book\n\n1. 32-28 18-23\nW:W31-50:B1-20\n")
+    spec = TournamentSpec.from_toml(
+        'sprt = { elo1 = 5 }\nopenings_file = "book.txt"\n' + engines("a", "b"), base=tmp_path
+    )
+    assert [o.text for o in spec.openings] == ["1. 32-28 18-23", "W:W31-50:B1-20"]
+    assert spec.sprt is not None and spec.sprt.elo1 == 5 and spec.rounds == 1000
+
+
+def test_an_engine_is_an_endpoint_or_a_command_not_both() -> None:
+    text = engines("a") + f'[engines.b]\nendpoint = "/dev/ttyS0"\ncommand = ["{sys.executable}"]\n'
+    with pytest.raises(ConfigError, match="give endpoint or command, not both"):
+        TournamentSpec.from_toml(text)
+
+
+def test_a_leftover_engine_group_is_killed_only_if_it_carries_our_mark() -> None:
+    import os
+    import subprocess
+
+    from dxserial.testing.process import group_members, wait_until
+    from dxserial.transports.child import MARK_ENV, kill_leftover
+
+    env = dict(os.environ, **{MARK_ENV: "ours"})
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                            env=env, start_new_session=True)
+    try:
+        wait_until(lambda: bool(group_members(proc.pid)), what="the group")
+        assert not kill_leftover(proc.pid, "another director's")
+        assert proc.poll() is None
+        assert kill_leftover(proc.pid, "ours")
+        assert proc.wait(5) == -9
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
