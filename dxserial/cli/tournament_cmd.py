@@ -26,7 +26,8 @@ def tournament_command(
     concurrency: int | None = typer.Option(
         None,
         "--concurrency",
-        help="Games at the same time (default: the file's, else 1); an engine plays one at a time.",
+        help="Games at the same time (default: the file's, else 1); an endpoint engine plays "
+        "one at a time, an engine dxserial runs gets its own process for each game.",
         show_default=False,
     ),
     web: str | None = typer.Option(
