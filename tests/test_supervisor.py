@@ -113,22 +113,21 @@ def test_an_engine_is_an_endpoint_or_a_command_not_both() -> None:
         TournamentSpec.from_toml(text)
 
 
-def test_a_leftover_engine_group_is_killed_only_if_it_carries_our_mark() -> None:
-    import os
+def test_a_leftover_engine_group_is_killed_only_if_it_is_the_process_that_was_started() -> None:
     import subprocess
 
-    from dxserial.testing.process import group_members, wait_until
-    from dxserial.transports.child import MARK_ENV, kill_leftover
+    from dxserial.transports.child import kill_leftover, start_time
 
-    env = dict(os.environ, **{MARK_ENV: "ours"})
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
-                            env=env, start_new_session=True)
+                            start_new_session=True)
     try:
-        wait_until(lambda: bool(group_members(proc.pid)), what="the group")
-        assert not kill_leftover(proc.pid, "another director's")
+        started = start_time(proc.pid)
+        assert started is not None
+        assert not kill_leftover(proc.pid, started + 1)  # another process with that pid
         assert proc.poll() is None
-        assert kill_leftover(proc.pid, "ours")
+        assert kill_leftover(proc.pid, started)
         assert proc.wait(5) == -9
+        assert not kill_leftover(proc.pid, started)  # gone
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -27,6 +27,7 @@ from dxserial.errors import ConfigError
 __all__ = [
     "KINDS",
     "EngineCommand",
+    "Kind",
     "Launch",
     "check_endpoint_text",
     "launch",
@@ -106,11 +107,20 @@ def _dosbox(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
                   copies=copies)
 
 
-#: ``speaks`` -> how to launch it.  One more kind is one more function here.
-KINDS: dict[str, Callable[[EngineCommand, int, Path], Launch]] = {
-    "dxp-server": _dxp_server,
-    "dxp-client": _dxp_client,
-    "dosbox": _dosbox,
+@dataclass(frozen=True)
+class Kind:
+    """One way of speaking: how to launch it, and who opens the connection."""
+
+    launch: Callable[[EngineCommand, int, Path], Launch]
+    director_listens: bool = False  # the engine connects to the director's {port}
+    needs_command: bool = True
+
+
+#: ``speaks`` -> its :class:`Kind`.  One more kind is one more function and one row here.
+KINDS: dict[str, Kind] = {
+    "dxp-server": Kind(_dxp_server),
+    "dxp-client": Kind(_dxp_client, director_listens=True),
+    "dosbox": Kind(_dosbox, needs_command=False),
 }
 #: Kinds planned but not in this build: the line a user gets instead.
 UNAVAILABLE = {
@@ -121,7 +131,7 @@ UNAVAILABLE = {
 
 def launch(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
     """The :class:`Launch` for one run of ``cmd`` on ``port`` in ``workdir``."""
-    return KINDS[cmd.speaks](cmd, port, workdir)
+    return KINDS[cmd.speaks].launch(cmd, port, workdir)
 
 
 def parse_engine_command(
@@ -143,7 +153,7 @@ def parse_engine_command(
         command = shlex.split(command)
     if not isinstance(command, list) or not all(isinstance(a, str) for a in command):
         raise ConfigError(f'{where}: command must be a list of strings, e.g. ["./scan", "dxp"]')
-    if not command and speaks != "dosbox":
+    if not command and KINDS[speaks].needs_command:
         raise ConfigError(f"{where}: command is empty")
     cwd = entry.get("cwd")
     if cwd is not None and not isinstance(cwd, str):

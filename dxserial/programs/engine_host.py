@@ -32,10 +32,10 @@ from dxserial.engine.endpoint import (
     parse_engine_endpoint,
 )
 from dxserial.errors import ConfigError, DxSerialError, PortError
-from dxserial.programs.engine_command import HOST, EngineCommand, launch
+from dxserial.programs.engine_command import HOST, KINDS, EngineCommand, launch
 from dxserial.programs.supervisor import GiveUp, Supervisor, Wait
 from dxserial.transports.base import ByteLink
-from dxserial.transports.child import MARK_ENV, Child
+from dxserial.transports.child import Child
 from dxserial.transports.tcp import Endpoint
 
 if TYPE_CHECKING:
@@ -67,10 +67,10 @@ class CommandEndpoint(EngineEndpoint):
         label: str,
         workdir: Path,
         log_path: Path,
-        mark: str = "",
         notify: Callable[[CommandEndpoint, str], None] | None = None,
     ) -> None:
-        kind = EndpointKind.LISTEN if cmd.speaks == "dxp-client" else EndpointKind.TCP
+        self.listens = KINDS[cmd.speaks].director_listens
+        kind = EndpointKind.LISTEN if self.listens else EndpointKind.TCP
         program = Path(cmd.command[0]).name if cmd.command else "dosbox"
         where = Endpoint(HOST, 0 if kind is EndpointKind.LISTEN else 1)  # port: at start
         super().__init__(EndpointSpec(kind, f"runs {program}", address=where), options)
@@ -78,7 +78,6 @@ class CommandEndpoint(EngineEndpoint):
         self.label = label
         self.workdir = workdir.absolute()  # the engine runs in it: paths must not be relative
         self.log_path = log_path
-        self.mark = mark
         #: Told of every start: "" for a first start, else what happened and why.
         self.notify = notify or (lambda endpoint, text: log.info("%s", text))
         self.supervisor = Supervisor(label, cmd.max_restarts)
@@ -92,17 +91,19 @@ class CommandEndpoint(EngineEndpoint):
     def layer1(self) -> LinkKind:
         return "nulmodem" if self._layer1 == "nulmodem" else "nul"
 
-    @property
-    def pgid(self) -> int | None:
+    def group(self) -> dict[str, int | None]:
+        """The running process group and its leader's start time (for the state file)."""
         child = self.child
-        return child.pid if child is not None and child.returncode is None else None
+        if child is None or child.returncode is not None:
+            return {"pgid": None, "started": None}
+        return {"pgid": child.pid, "started": child.started}
 
     def describe(self) -> str:
         program = self.cmd.command[0] if self.cmd.command else "dosbox"
         return f"runs {program} ({self.cmd.speaks}), log {self.log_path}"
 
     async def prepare(self) -> str:
-        if self.cmd.speaks == "dxp-client":
+        if self.listens:
             await super().prepare()
         return self.describe()
 
@@ -167,7 +168,7 @@ class CommandEndpoint(EngineEndpoint):
 
     async def _start(self, reason: str) -> Child:
         loop = asyncio.get_running_loop()
-        if self.cmd.speaks == "dxp-client":
+        if self.listens:
             assert self.listen_address is not None
             port = self.listen_address.port
         else:
@@ -190,7 +191,7 @@ class CommandEndpoint(EngineEndpoint):
         self._layer1 = plan.link
         if plan.endpoint.startswith("tcp://") or plan.endpoint.startswith("dosbox://"):
             self.spec = parse_engine_endpoint(plan.endpoint)
-        env = {**os.environ, **plan.env, **self.cmd.env, MARK_ENV: self.mark}
+        env = {**os.environ, **plan.env, **self.cmd.env}
         try:
             self.child = await Child.start(plan.argv, cwd=cwd, env=env, log=self.log_path)
         except PortError as exc:
@@ -253,7 +254,6 @@ def instance(endpoint: CommandEndpoint, number: int) -> CommandEndpoint:
         label=label,
         workdir=workdir,
         log_path=endpoint.log_path.with_name(f"{label}.log"),
-        mark=endpoint.mark,
         notify=endpoint.notify,
     )
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -95,9 +94,6 @@ class Tournament:
         self.sides: dict[str, EngineSide] = {}
         #: Engines the director runs: every process slot of each (one per concurrent game).
         self.pools: dict[str, list[EngineSide]] = {}
-        self.mark = hashlib.sha256(
-            f"{self.schedule.fingerprint} {spec.pdn.resolve()}".encode()
-        ).hexdigest()[:16]
         for entry in spec.engines:
             these = options
             if entry.link is not None:
@@ -113,7 +109,6 @@ class Tournament:
                     label=entry.name,
                     workdir=spec.pdn / "engines" / entry.name,
                     log_path=spec.pdn / f"{entry.name}.log",
-                    mark=self.mark,
                     notify=self._engine_news,
                 )
             else:
@@ -194,7 +189,7 @@ class Tournament:
     def _save_engines(self) -> None:
         for slot in self._slots():
             self.state.engines[slot.label] = {
-                "pgid": slot.pgid,
+                **slot.group(),
                 "restarts": slot.supervisor.restarts,
                 "failures": slot.supervisor.failures,
                 "events": slot.supervisor.events[-20:],
@@ -241,8 +236,10 @@ class Tournament:
             for side in self.sides.values():
                 side.stale = side.label not in self.pools  # a started engine is fresh
             for slot, info in self.state.engines.items():
-                pgid = info.get("pgid")
-                if isinstance(pgid, int) and kill_leftover(pgid, self.mark):
+                pgid, started = info.get("pgid"), info.get("started")
+                if isinstance(pgid, int) and isinstance(started, int) and kill_leftover(
+                    pgid, started
+                ):
                     self.progress.line(f"engine {slot}: stopped process group {pgid} "
                                        "left running by the earlier run")
         self.scores = Scores(self.spec.names, self.state.games.values())

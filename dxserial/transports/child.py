@@ -4,7 +4,7 @@ The child runs in a new process group so that stopping it reaches everything it 
 (DOSBox, a shell wrapper): :meth:`Child.stop` sends SIGTERM to the group, then SIGKILL
 after a grace.  On Linux it also gets PR_SET_PDEATHSIG (SIGKILL), so a director killed
 with SIGKILL does not leave it running; a resumed tournament also kills any group the
-state file still lists (see :func:`kill_leftover`).
+state file still lists with its start time (see :func:`kill_leftover`).
 """
 
 from __future__ import annotations
@@ -20,11 +20,8 @@ from pathlib import Path
 
 from dxserial.errors import PortError
 
-__all__ = ["MARK_ENV", "Child", "describe_status", "kill_leftover"]
+__all__ = ["Child", "describe_status", "kill_leftover", "start_time"]
 
-#: Every engine process carries this in its environment: the director's mark, so that a
-#: leftover group is only killed if it is really one of ours.
-MARK_ENV = "DXSERIAL_DIRECTOR"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -87,6 +84,11 @@ class Child:
         return self.proc.pid
 
     @property
+    def started(self) -> int | None:
+        """See :func:`start_time` (what a resumed director checks before killing)."""
+        return start_time(self.proc.pid)
+
+    @property
     def returncode(self) -> int | None:
         return self.proc.returncode
 
@@ -129,15 +131,24 @@ class Child:
         return " | ".join(kept)
 
 
-def kill_leftover(pgid: int, mark: str) -> bool:
-    """Kill process group ``pgid`` if its leader still carries ``mark``; True if it did."""
+def start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, from /proc), None if gone:
+    with the pid it names one process, never a later one that got the same pid."""
     try:
-        environ = Path(f"/proc/{pgid}/environ").read_bytes()
+        stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    return int(fields[19]) if len(fields) > 19 else None
+
+
+def kill_leftover(pgid: int, started: int) -> bool:
+    """Kill process group ``pgid`` if its leader is still the process that started at
+    ``started`` (see :func:`start_time`); True if it did."""
+    if start_time(pgid) != started:
         return False
-    if f"{MARK_ENV}={mark}".encode() not in environ.split(b"\0"):
-        return False
-    with contextlib.suppress(ProcessLookupError, PermissionError):
+    try:
         os.killpg(pgid, signal.SIGKILL)
-        return True
-    return False
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
