@@ -58,7 +58,7 @@ def test_crash_and_hang_are_scored_restarted_and_a_killed_event_resumes(tmp_path
     file = tmp_path / "lab.toml"
     file.write_text(
         'event = "Supervised"\nformat = "gauntlet"\ngauntlet = "server"\nmoves = 4\n'
-        "minutes = 1\nmove_timeout = 2\nconnect_timeout = 10\n"
+        "minutes = 1\nmove_timeout = 3\nconnect_timeout = 20\n"
         + table("server", builtin("listen://127.0.0.1:{port}"), "dxp-server")
         + table("crash", command("crash", "listen://127.0.0.1:{port}"), "dxp-server")
         + table("hang", command("hang", "tcp://127.0.0.1:{port}"), "dxp-client")
@@ -82,7 +82,7 @@ def test_crash_and_hang_are_scored_restarted_and_a_killed_event_resumes(tmp_path
     crash, hang = before[1], before[2]
     assert crash["result"] == "2-0" and "exit status 134" in str(crash["reason"])
     assert "standin: crash now" in str(crash["reason"])
-    assert hang["result"] == "2-0" and "no move within 2 s" in str(hang["reason"])
+    assert hang["result"] == "2-0" and "no move within 3 s" in str(hang["reason"])
     assert "stopped by the director with SIGTERM" in str(hang["reason"])
     # ... and restarted engines played their next games (6, 7) to the end.
     assert all(before[n]["plies"] == 8 for n in (6, 7))
