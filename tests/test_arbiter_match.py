@@ -1,6 +1,6 @@
 """``dxserial match`` as an arbiter: FMJD's draw rules, the director's clock, false claims.
 
-Engine A is the built-in engine; engine B a stand-in (dxserial.testing.standins) that
+Engine A is the built-in engine; engine B a stand-in (dxserial.testing.arbiter_standins) that
 connects to the match's ``listen://`` endpoint and breaks or stretches one rule."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dxserial.game.pdn import read_pdn
 from dxserial.protocol.messages import Chat, EndReason, GameEnd
 from dxserial.testing.peers import DxpClient
 from dxserial.testing.process import Cli
-from dxserial.testing.standins import Choice, StandIn, first_quiet_king_move, shuttle
+from dxserial.testing.arbiter_standins import Choice, StandIn, first_quiet_king_move, shuttle
 
 FORCED_REPETITION = "W:WK46,31,32,37:BK47,K3,21,22,23,26,27,28,36,38,43"
 

@@ -13,11 +13,12 @@ from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
 from dxserial.cli.display import Publish, run_watched, stdout_progress
 from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
-from dxserial.engine.endpoint import EngineEndpoint, parse_engine_endpoint
+from dxserial.engine.endpoint import EngineEndpoint
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
 from dxserial.game.arbiter import ArbiterSettings
+from dxserial.programs.engine_host import engine_endpoint, load_engines
 from dxserial.programs.match import FailurePolicy, GameStart, Match, MatchConfig
 from dxserial.programs.tournament import parse_opening
 
@@ -134,6 +135,14 @@ def match_command(
     allow: list[str] = typer.Option(
         [], "--allow", help="With --web: networks that may connect (CIDR; repeatable)."
     ),
+    engines_file: Path | None = typer.Option(
+        None,
+        "--engines",
+        help="A TOML file of [engines.NAME] tables (as in a tournament file: endpoint, or "
+        "command + speaks for an engine dxserial starts, watches and restarts); "
+        "ENDPOINT_A and ENDPOINT_B may then be names from it.",
+        show_default=False,
+    ),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
@@ -167,14 +176,15 @@ def match_command(
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
     )
-    endpoints = []
+    named = load_engines(engines_file) if engines_file is not None else {}
+    endpoints: list[EngineEndpoint] = []
     for text, own in ((endpoint_a, link_a), (endpoint_b, link_b)):
         these = (
             options
             if own is None
             else dataclasses.replace(options, link=link_kind("--link-a/--link-b", own))
         )
-        endpoints.append(EngineEndpoint(parse_engine_endpoint(text), these))
+        endpoints.append(engine_endpoint(text, named, these, pdn))
     config = MatchConfig(
         games=games,
         minutes=minutes,
@@ -197,6 +207,10 @@ def match_command(
                     title=match.cfg.event, watch=watch)
     )
     sys.stdout.flush()
+    if completed and match.summaries and not any(s.plies for s in match.summaries):
+        print("dxserial: error: no game was played: every game was forfeited or ended before "
+              "its first move", file=sys.stderr)
+        raise typer.Exit(1)
     if not completed:
         print(
             f"dxserial: error: match stopped after {len(match.summaries)} game(s): {match.stopped}",

@@ -26,7 +26,8 @@ def tournament_command(
     concurrency: int | None = typer.Option(
         None,
         "--concurrency",
-        help="Games at the same time (default: the file's, else 1); an engine plays one at a time.",
+        help="Games at the same time (default: the file's, else 1); an endpoint engine plays "
+        "one at a time, an engine dxserial runs gets its own process for each game.",
         show_default=False,
     ),
     web: str | None = typer.Option(
@@ -57,7 +58,11 @@ def tournament_command(
     Every pairing plays each opening with both colours; games between different pairs run
     at the same time with --concurrency. A crosstable with Elo, a PDN file per game and one
     for the whole event are written; the state is saved after every game, so --resume goes
-    on after a crash without replaying finished games. Exit 0 when every game was played.
+    on after a crash without replaying finished games. An engine is an endpoint or a
+    command (speaks = dxp-server, dxp-client or dosbox) that dxserial starts, watches and
+    restarts; with sprt = { elo0, elo1, alpha, beta } two engines play game pairs until the
+    SPRT decides. Exit 0 when every game was played (or the SPRT decided); 1 when it
+    stopped early, an engine could not be started, or no game was played.
     """
     configure_logging(verbose, quiet)
     spec = load_spec(file)
@@ -83,6 +88,9 @@ def tournament_command(
     sys.stdout.flush()
     if not completed:
         done, total = len(tournament.state.games), len(tournament.schedule.games)
+        if tournament.stopped:
+            print(f"dxserial: error: {tournament.stopped}", file=sys.stderr)
+            raise typer.Exit(1)
         print(
             f"dxserial: error: tournament stopped after {done} of {total} game(s); "
             f"continue with: dxserial tournament {file} --resume",

@@ -190,6 +190,11 @@ class EngineEndpoint:
                     raise
             await asyncio.sleep(_RETRY)
 
+    def failed(self, reason: str) -> str:
+        """The engine here cost a game (``reason``); what the endpoint knows about why
+        (a process's exit status and last log lines), or "" (nothing more to say)."""
+        return ""
+
     async def release(self, port: ByteLink) -> None:
         """Close ``port``; a ``listen://`` endpoint then takes the next client."""
         with contextlib.suppress(Exception):

@@ -118,25 +118,36 @@ def prepare(drive: Path, serial: str, args: str, *, cycles: str | int = "max") -
     engine = find_engine()
     drive.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(engine, drive / PROGRAM)
-    cycles_line = cycles if isinstance(cycles, str) else f"fixed {cycles}"
     conf = drive.parent / f"{drive.name}-dosbox.conf"
-    conf.write_text(
+    conf.write_text(conf_text(drive, serial, f"{PROGRAM} {args}", cycles=cycles))
+    env = dict(os.environ, **HEADLESS)
+    return DosboxRun(drive, conf, [dosbox, "-conf", str(conf), "-noconsole"], env)
+
+
+#: The environment that keeps DOSBox headless (no window, no sound device).
+HEADLESS = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+
+
+def conf_text(drive: Path, serial: str, run: str, *, cycles: str | int = "max") -> str:
+    """A headless DOSBox configuration: ``drive`` as C:, COM1 ``serial``, then ``run``."""
+    cycles_line = cycles if isinstance(cycles, str) else f"fixed {cycles}"
+    return (
         "[sdl]\noutput=surface\n"
         f"[cpu]\ncore=normal\ncycles={cycles_line}\n"
         "[mixer]\nnosound=true\n[speaker]\npcspeaker=false\ntandy=off\ndisney=false\n"
         f"[serial]\nserial1={serial}\nserial2=disabled\n"
-        f"[autoexec]\nmount c \"{drive}\"\nc:\n{PROGRAM} {args}\nexit\n"
+        f'[autoexec]\nmount c "{drive}"\nc:\n{run}\nexit\n'
     )
-    env = dict(os.environ, SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy")
-    return DosboxRun(drive, conf, [dosbox, "-conf", str(conf), "-noconsole"], env)
 
 
 __all__ = [
     "ENGINE_ENV",
+    "HEADLESS",
     "INSTALL",
     "LOG_NAME",
     "DosSetupError",
     "DosboxRun",
+    "conf_text",
     "engine_args",
     "find_dosbox",
     "find_engine",

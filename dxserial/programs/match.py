@@ -655,6 +655,10 @@ class Match:
             )
         except _Interrupted:
             interrupted = True
+        for side in (white, black):  # a started engine's exit status and last log lines
+            detail = side.endpoint.failed(side.failure) if side.failure else ""
+            if detail:
+                result = GameResult(result.result, f"{result.reason} ({detail})")
         if interrupted:
             self.stopped = "interrupted"
             if self._record is None and not any(s.failure for s in self.sides):

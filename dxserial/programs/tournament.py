@@ -36,8 +36,16 @@ from typing import Any
 
 from dxserial.draughts import FenError, Position
 from dxserial.draughts.notation import parse_pdn_move
+from dxserial.engine.endpoint import parse_engine_endpoint
 from dxserial.errors import ConfigError, DxSerialError
 from dxserial.game.arbiter import ArbiterSettings
+from dxserial.programs.engine_command import (
+    EngineCommand,
+    check_endpoint_text,
+    parse_engine_command,
+)
+from dxserial.programs.sprt import SprtConfig, parse_sprt
+from dxserial.programs.sprt import logistic_elo as _logistic_elo
 from dxserial.protocol.messages import Colour
 
 __all__ = [
@@ -65,6 +73,7 @@ _DEFAULTS: dict[str, Any] = {
     "pdn": "games",
     "openings": [],
     "concurrency": 1,
+    "on_unreachable": "stop",
 }
 _ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_control, ...
 
@@ -100,12 +109,14 @@ def parse_opening(text: str) -> Opening:
 
 @dataclass(frozen=True)
 class EngineEntry:
-    """One engine of the file: its name and its endpoint, as ``dxserial match`` takes it."""
+    """One engine of the file: its name and its endpoint, as ``dxserial match`` takes it,
+    or the command that runs it (see :mod:`dxserial.programs.engine_command`)."""
 
     name: str
     endpoint: str
     link: str | None = None
     baud: int | None = None
+    command: EngineCommand | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +136,8 @@ class TournamentSpec:
     openings: tuple[Opening, ...] = (Opening("", None),)
     concurrency: int = 1
     arbiter: ArbiterSettings = field(default_factory=ArbiterSettings)
+    on_unreachable: str = "stop"
+    sprt: SprtConfig | None = None
 
     @classmethod
     def from_toml(
@@ -141,7 +154,7 @@ class TournamentSpec:
     def from_dict(
         cls, data: dict[str, Any], *, source: str = "tournament file", base: Path | None = None
     ) -> TournamentSpec:
-        known = {*_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet"}
+        known = {*_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(
@@ -149,23 +162,17 @@ class TournamentSpec:
                 f"known: {', '.join(sorted(known))}"
             )
         values = {**_DEFAULTS, **data}
+        sprt = parse_sprt(data["sprt"], source) if "sprt" in data else None
+        if sprt is not None and "rounds" not in data:
+            values["rounds"] = SPRT_ROUNDS
         engines_raw = data.get("engines")
         if not isinstance(engines_raw, dict) or len(engines_raw) < 2:
             raise ConfigError(
                 f"{source}: needs at least two [engines.NAME] tables with an endpoint"
             )
-        engines = []
-        for name, entry in engines_raw.items():
-            if not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str):
-                raise ConfigError(f'{source}: engine {name!r} needs endpoint = "..."')
-            extra = sorted(set(entry) - {"endpoint", "link", "baud"})
-            if extra:
-                raise ConfigError(
-                    f"{source}: engine {name!r}: unknown setting(s) {', '.join(extra)}"
-                )
-            engines.append(
-                EngineEntry(str(name), entry["endpoint"], entry.get("link"), entry.get("baud"))
-            )
+        engines = [engine_entry(str(n), e, source, base) for n, e in engines_raw.items()]
+        if values["on_unreachable"] not in ("stop", "forfeit"):
+            raise ConfigError(f"{source}: on_unreachable must be 'stop' or 'forfeit'")
         fmt = values["format"]
         gauntlet = data.get("gauntlet")
         if fmt not in ("round-robin", "gauntlet"):
@@ -193,7 +200,11 @@ class TournamentSpec:
         openings_raw = values["openings"]
         if not isinstance(openings_raw, list) or not all(isinstance(o, str) for o in openings_raw):
             raise ConfigError(f"{source}: openings must be a list of strings (FEN or PDN moves)")
+        if "openings_file" in data:
+            openings_raw = [*openings_raw, *_openings_file(data["openings_file"], source, base)]
         openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
+        if sprt is not None and len(engines) != 2:
+            raise ConfigError(f"{source}: sprt needs exactly two engines (A is the first listed)")
         pdn = Path(str(values["pdn"]))
         if base is not None and not pdn.is_absolute():
             pdn = base / pdn
@@ -211,11 +222,56 @@ class TournamentSpec:
             openings=openings,
             concurrency=ints["concurrency"],
             arbiter=ArbiterSettings.checked(data, lambda key: f"{source}: {key}"),
+            on_unreachable=values["on_unreachable"],
+            sprt=sprt,
         )
 
     @property
     def names(self) -> list[str]:
         return [e.name for e in self.engines]
+
+
+#: With sprt and no rounds given: at most this many rounds (the test stops long before).
+SPRT_ROUNDS = 1000
+
+
+def _openings_file(name: Any, source: str, base: Path | None) -> list[str]:
+    """One opening a line (FEN or PDN moves); blank lines and ``#`` comments skipped."""
+    from dxserial.files import read_text
+
+    path = Path(str(name))
+    if base is not None and not path.is_absolute():
+        path = base / path
+    text = read_text(path, "openings file", "one FEN or PDN move list a line")
+    lines = [line.strip() for line in text.splitlines()]
+    found = [line for line in lines if line and not line.startswith("#")]
+    if not found:
+        raise ConfigError(f"{source}: openings_file {path} has no opening in it")
+    return found
+
+
+def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> EngineEntry:
+    """One ``[engines.NAME]`` table: an endpoint, or a command (``command``/``speaks``)."""
+    if isinstance(entry, dict) and ("command" in entry or "speaks" in entry):
+        if "endpoint" in entry:
+            raise ConfigError(f"{source}: engine {name!r}: give endpoint or command, not both")
+        return EngineEntry(name, "", command=parse_engine_command(
+            name, entry, source=source, base=base))
+    if not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str):
+        raise ConfigError(
+            f'{source}: engine {name!r} needs endpoint = "..." or command = [...] with speaks'
+        )
+    extra = sorted(set(entry) - {"endpoint", "link", "baud"})
+    if extra:
+        raise ConfigError(f"{source}: engine {name!r}: unknown setting(s) {', '.join(extra)}")
+    typo = check_endpoint_text(entry["endpoint"])
+    if typo is not None:
+        raise ConfigError(f"{source}: engine {name!r}: {typo}")
+    try:
+        parse_engine_endpoint(entry["endpoint"])
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: engine {name!r}: {exc}") from None
+    return EngineEntry(name, entry["endpoint"], entry.get("link"), entry.get("baud"))
 
 
 @dataclass(frozen=True)
@@ -251,11 +307,17 @@ class Schedule:
             json.dumps([[asdict(g) for g in games], openings, spec.moves, spec.minutes]).encode()
         ).hexdigest()[:16]
 
-    def ready(self, done: Iterable[int], running: Iterable[Pairing]) -> list[Pairing]:
-        """Games that may start now, lowest number first: not done, engines both free."""
+    def ready(
+        self, done: Iterable[int], running: Iterable[Pairing], parallel: Iterable[str] = ()
+    ) -> list[Pairing]:
+        """Games that may start now, lowest number first: not done, engines both free.
+
+        Engines named in ``parallel`` (run by the director, one process per game) may be
+        in several games at once."""
         finished = set(done)
+        many = set(parallel)
         busy_games = {g.number for g in running}
-        busy = {n for g in running for n in (g.white, g.black)}
+        busy = {n for g in running for n in (g.white, g.black)} - many
         out: list[Pairing] = []
         for game in self.games:
             if game.number in finished or game.number in busy_games:
@@ -263,7 +325,7 @@ class Schedule:
             if game.white in busy or game.black in busy:
                 continue
             out.append(game)
-            busy |= {game.white, game.black}
+            busy |= {game.white, game.black} - many
         return out
 
     def last_for(self, game: Pairing, done: Iterable[int]) -> set[str]:
@@ -285,6 +347,7 @@ class GameResultEntry:
     pdn: str | None = None  # file name in the PDN folder
     white_name: str = ""
     black_name: str = ""
+    plies: int = -1  # moves played (-1: not known, a state file from before this field)
 
 
 @dataclass(frozen=True)
@@ -307,14 +370,6 @@ def _signed(x: float) -> str:
     if math.isinf(x):
         return "+inf" if x > 0 else "-inf"
     return f"{x + 0.0:+.0f}"  # + 0.0: no "-0"
-
-
-def _logistic_elo(p: float) -> float:
-    if p <= 0:
-        return -math.inf
-    if p >= 1:
-        return math.inf
-    return -400.0 * math.log10(1.0 / p - 1.0)
 
 
 def elo_estimate(wins: int, draws: int, losses: int) -> Elo:
@@ -435,6 +490,9 @@ class State:
 
     fingerprint: str
     games: dict[int, GameResultEntry] = field(default_factory=dict)
+    #: Engines the director runs: per process slot its restarts, events and process group
+    #: (a resumed tournament kills a group a crashed director left behind).
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> State:
@@ -451,11 +509,14 @@ class State:
                 "changed); use another pdn folder, or remove the file to start over"
             )
         games = {int(g["number"]): GameResultEntry(**g) for g in data.get("games", [])}
-        return cls(fingerprint, games)
+        return cls(fingerprint, games, dict(data.get("engines", {})))
 
     def to_json(self) -> str:
         games = [asdict(self.games[n]) for n in sorted(self.games)]
-        return json.dumps({"fingerprint": self.fingerprint, "games": games}, indent=1) + "\n"
+        data: dict[str, Any] = {"fingerprint": self.fingerprint, "games": games}
+        if self.engines:
+            data["engines"] = self.engines
+        return json.dumps(data, indent=1) + "\n"
 
     def save(self, path: Path) -> None:
         write_atomic(path, self.to_json())

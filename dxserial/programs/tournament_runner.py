@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.engine.endpoint import EngineEndpoint, LinkOptions, parse_engine_endpoint
-from dxserial.errors import ConfigError
+from dxserial.errors import ConfigError, DxSerialError
+from dxserial.programs.engine_host import CommandEndpoint, instance
 from dxserial.programs.match import (
     EngineSide,
     FailurePolicy,
@@ -26,6 +27,7 @@ from dxserial.programs.match import (
     close_side,
     idle_sink,
 )
+from dxserial.programs.sprt import SprtState
 from dxserial.programs.tournament import (
     GameResultEntry,
     Pairing,
@@ -37,6 +39,7 @@ from dxserial.programs.tournament import (
     write_atomic,
 )
 from dxserial.protocol.links import LinkKind
+from dxserial.transports.child import kill_leftover
 
 __all__ = ["EVENT_FILE", "STATE_FILE", "Tournament"]
 
@@ -90,6 +93,8 @@ class Tournament:
         self.state = State(self.schedule.fingerprint)
         self.watchers: list[Watcher] = []
         self.sides: dict[str, EngineSide] = {}
+        #: Engines the director runs: every process slot of each (one per concurrent game).
+        self.pools: dict[str, list[EngineSide]] = {}
         for entry in spec.engines:
             these = options
             if entry.link is not None:
@@ -97,8 +102,27 @@ class Tournament:
             if entry.baud is not None:
                 serial = dataclasses.replace(these.serial, baudrate=entry.baud)
                 these = dataclasses.replace(these, serial=serial)
-            endpoint = EngineEndpoint(parse_engine_endpoint(entry.endpoint), these)
+            endpoint: EngineEndpoint
+            if entry.command is not None:
+                endpoint = CommandEndpoint(
+                    entry.command,
+                    these,
+                    label=entry.name,
+                    workdir=spec.pdn / "engines" / entry.name,
+                    log_path=spec.pdn / f"{entry.name}.log",
+                    notify=self._engine_news,
+                )
+            else:
+                endpoint = EngineEndpoint(parse_engine_endpoint(entry.endpoint), these)
             self.sides[entry.name] = EngineSide(entry.name, endpoint, sink=idle_sink)
+            if entry.command is not None:
+                self.pools[entry.name] = [self.sides[entry.name]]
+        #: Engines that may play several games at once: each game its own process (not
+        #: when its files go into one shared folder, where two runs would overwrite them).
+        self.parallel = {
+            e.name for e in spec.engines
+            if e.command is not None and not (e.command.cwd and e.command.files)
+        } if self.concurrency > 1 else set()
         self.config = MatchConfig(
             games=len(self.schedule.games),
             minutes=spec.minutes,
@@ -115,8 +139,15 @@ class Tournament:
         )
         self.scores = Scores(spec.names)
         self._running: dict[int, tuple[Pairing, Match]] = {}
+        self._seats: dict[int, tuple[EngineSide, EngineSide]] = {}
+        self._prepared: set[int] = set()
+        self._reached: set[str] = set()  # engines that were connected once in this run
         self._status: dict[int, str] = {}
         self._stopping = False
+        self.sprt = SprtState(spec.sprt) if spec.sprt is not None else None
+        self.decided: str | None = None  # the SPRT's verdict, once it has one
+        #: Why the tournament did not finish (one line), when it stopped on its own.
+        self.stopped: str | None = None
 
     # ------------------------------------------------------------------ watchers
 
@@ -130,8 +161,42 @@ class Tournament:
             "kind": "standings",
             "done": len(self.state.games),
             "total": total,
-            "table": self.scores.table(len(self.state.games), total),
+            "table": self.scores.table(len(self.state.games), total)
+            + self._restart_lines()
+            + ([self.sprt.line()] if self.sprt is not None else []),
         }
+
+    def _slots(self) -> list[CommandEndpoint]:
+        return [
+            s.endpoint for pool in self.pools.values() for s in pool
+            if isinstance(s.endpoint, CommandEndpoint)
+        ]
+
+    def _restart_lines(self) -> list[str]:
+        return [
+            f"engine {slot.label}: restarted {slot.supervisor.restarts} time(s); "
+            + "; ".join(slot.supervisor.events[-3:])
+            for slot in self._slots() if slot.supervisor.restarts
+        ]
+
+    def _engine_news(self, slot: CommandEndpoint, text: str) -> None:
+        """An engine process started: a restart is shown and written in the state file."""
+        if text:
+            self.progress.line(text)
+        self._save_engines()
+        if text:
+            self._redraw()
+            self._tell(self.snapshot_standings())
+
+    def _save_engines(self) -> None:
+        for slot in self._slots():
+            self.state.engines[slot.label] = {
+                **slot.group(),
+                "restarts": slot.supervisor.restarts,
+                "failures": slot.supervisor.failures,
+                "events": slot.supervisor.events[-20:],
+            }
+        self.state.save(self.state_path)
 
     # ------------------------------------------------------------------ display
 
@@ -145,7 +210,14 @@ class Tournament:
     def _redraw(self) -> None:
         total = len(self.schedule.games)
         running = "; ".join(self._status[n] for n in sorted(self._status))
-        self.progress.update(f"[{len(self.state.games)}/{total}] {running}")
+        restarted = ", ".join(
+            f"{slot.label} {slot.supervisor.restarts}"
+            for slot in self._slots() if slot.supervisor.restarts
+        )
+        extra = f"  |  restarts: {restarted}" if restarted else ""
+        if self.sprt is not None:
+            extra += f"  |  LLR {self.sprt.llr():.2f} ({self.sprt.pairs} pairs)"
+        self.progress.update(f"[{len(self.state.games)}/{total}] {running}{extra}")
 
     def stop(self) -> None:
         """Stop after the running games are ended (a signal handler calls this)."""
@@ -164,13 +236,23 @@ class Tournament:
         if self.resume:
             self.state = State.load(self.state_path, self.schedule.fingerprint)
             for side in self.sides.values():
-                side.stale = True
+                side.stale = side.label not in self.pools  # a started engine is fresh
+            for slot, info in self.state.engines.items():
+                pgid, started = info.get("pgid"), info.get("started")
+                if isinstance(pgid, int) and isinstance(started, int) and kill_leftover(
+                    pgid, started
+                ):
+                    self.progress.line(f"engine {slot}: stopped process group {pgid} "
+                                       "left running by the earlier run")
         self.scores = Scores(self.spec.names, self.state.games.values())
+        self._sprt_update()
         total = len(self.schedule.games)
         try:
             for side in self.sides.values():
                 where = await side.endpoint.prepare()
                 self.progress.line(f"engine {side.label}: {where}")
+            if not await self._start_engines():
+                return False
             left = total - len(self.state.games)
             self.progress.line(
                 f"tournament: {self.spec.event}, {self.spec.format}, {len(self.sides)} engines, "
@@ -181,26 +263,38 @@ class Tournament:
             self._tell(self.snapshot_standings())
             await self._loop()
         finally:
-            for side in self.sides.values():
+            sides = {id(s): s for s in self.sides.values()}
+            sides.update((id(s), s) for pool in self.pools.values() for s in pool)
+            for side in sides.values():
                 await close_side(side)
                 await side.endpoint.close()
+            if self.pools and self.state_path.exists():
+                self._save_engines()
         self.progress.clear()
-        for row in self.scores.table(len(self.state.games), total):
+        for row in self.scores.table(len(self.state.games), total) + self._restart_lines():
             self.progress.line(row)
+        if self.sprt is not None:
+            self.progress.line(self.sprt.line())
         if self.state.games:
             for row in game_lines(self.state.games):
                 self.progress.line(row)
         if self.state.games:
             self.progress.line(f"event PDN: {self.event_path}")
-        return len(self.state.games) == total
+        if self.state.games and not any(g.plies != 0 for g in self.state.games.values()):
+            self.stopped = self.stopped or (
+                "no game was played: every game was forfeited or ended before its first move"
+            )
+        done = len(self.state.games) == total or self.decided is not None
+        return done and self.stopped is None
 
     async def _loop(self) -> None:
         tasks: dict[asyncio.Task[GameSummary | None], Pairing] = {}
         while True:
-            if not self._stopping:
+            if not self._stopping and self.decided is None:
                 running = [g for g, _ in self._running.values()]
                 free = self.concurrency - len(running)
-                for game in self.schedule.ready(self.state.games, running)[: max(0, free)]:
+                ready = self.schedule.ready(self.state.games, running, self.parallel)
+                for game in ready[: max(0, free)]:
                     match = self._start(game)
                     task = asyncio.create_task(self._play(game, match))
                     tasks[task] = game
@@ -214,9 +308,27 @@ class Tournament:
                 for side in match.sides:
                     side.sink = idle_sink
                 self._finish(game, match, task.result())
+                del self._seats[game.number]
+
+    def _seat(self, name: str) -> EngineSide:
+        """The engine's side for a new game: a free process slot (or a new one) of an
+        engine the director runs in parallel, else its only side."""
+        if name not in self.parallel:
+            return self.sides[name]
+        busy = {id(s) for seats in self._seats.values() for s in seats}
+        pool = self.pools[name]
+        for side in pool:
+            if id(side) not in busy:
+                return side
+        first = pool[0].endpoint
+        assert isinstance(first, CommandEndpoint)
+        side = EngineSide(name, instance(first, len(pool) + 1), sink=idle_sink)
+        pool.append(side)
+        return side
 
     def _start(self, game: Pairing) -> Match:
-        white, black = self.sides[game.white], self.sides[game.black]
+        white, black = self._seat(game.white), self._seat(game.black)
+        self._seats[game.number] = (white, black)
         match = Match(
             white,
             black,
@@ -228,7 +340,11 @@ class Tournament:
         return match
 
     async def _play(self, game: Pairing, match: Match) -> GameSummary | None:
-        white, black = self.sides[game.white], self.sides[game.black]
+        white, black = self._seats[game.number]
+        for side in (white, black):
+            if id(side) not in self._prepared:  # a new process slot: listen first
+                self._prepared.add(id(side))
+                await side.endpoint.prepare()
         opening = self.spec.openings[game.opening]
         start = GameStart()
         if opening.position is not None:
@@ -241,7 +357,9 @@ class Tournament:
         if summary is None or match.stopped == "interrupted":
             log.info("game %d interrupted: it is played again on --resume", game.number)
             return
-        white, black = self.sides[game.white], self.sides[game.black]
+        white, black = self._seats[game.number]
+        if self._unreachable(white, black):
+            return
         entry = GameResultEntry(
             game.number,
             game.white,
@@ -251,16 +369,80 @@ class Tournament:
             summary.pdn.name if summary.pdn else None,
             white.name,
             black.name,
+            summary.plies,
         )
         self.state.games[game.number] = entry
         self.scores.add(entry)
         self.state.save(self.state_path)
         self._write_event()
+        pairs = self.sprt.pairs if self.sprt is not None else 0
+        self._sprt_update()
         self.progress.line(
             f"[{len(self.state.games)}/{total}] game {game.number}: {game.white} - {game.black} "
             f"{entry.result} ({entry.reason})  |  {self.scores.standings_line()}"
         )
+        if self.sprt is not None and self.sprt.pairs > pairs:
+            self.progress.line(self.sprt.line())
         self._tell(self.snapshot_standings())
+
+    def _sprt_update(self) -> None:
+        """The SPRT over every finished pair (an opening with both colours); a verdict
+        stops new games from starting."""
+        if self.sprt is None:
+            return
+        tested = self.spec.gauntlet or self.spec.names[0]
+        pairs: dict[tuple[int, int], list[float]] = {}
+        for number, entry in sorted(self.state.games.items()):
+            game = self.schedule.games[number - 1]
+            if entry.result == "*":
+                continue
+            points = {"2-0": 2, "1-1": 1, "0-2": 0}[entry.result]
+            mine = points if entry.white == tested else 2 - points
+            pairs.setdefault((game.round, game.opening), []).append(mine / 2)
+        self.sprt.penta = [0] * 5
+        for scores in pairs.values():
+            if len(scores) == 2:
+                self.sprt.add_pair(*scores)
+        self.decided = self.sprt.verdict()
+
+    async def _start_engines(self) -> bool:
+        """Start every engine the director runs (its first process), so that one that
+        cannot start stops the event before a game is played; False if it stopped."""
+        for name, pool in self.pools.items():
+            try:
+                await pool[0].endpoint.open_early()
+            except DxSerialError as exc:
+                if self.spec.on_unreachable == "forfeit":
+                    self.progress.line(f"engine {name} did not start ({exc}): its games are "
+                                       "forfeited (on_unreachable = \"forfeit\")")
+                    continue
+                self.stopped = (
+                    f"engine {name} could not be started: {exc}; fix it and run again with "
+                    '--resume (on_unreachable = "forfeit" plays on without it)'
+                )
+                return False
+            self._reached.add(name)
+        return True
+
+    def _unreachable(self, white: EngineSide, black: EngineSide) -> bool:
+        """An engine that could not be reached before its first game stops the event (the
+        game is not recorded: --resume plays it), unless on_unreachable = "forfeit"."""
+        for side in (white, black):
+            if side.generation > 0:
+                self._reached.add(side.label)
+        lost = [
+            s for s in (white, black)
+            if s.failure and s.label not in self._reached and s.failure.startswith("cannot reach")
+        ]
+        if not lost or self.spec.on_unreachable == "forfeit":
+            return False
+        side = lost[0]
+        self.stopped = (
+            f"engine {side.label} could not be reached before its first game: {side.failure}; "
+            'fix it and go on with --resume (on_unreachable = "forfeit" plays on without it)'
+        )
+        self.stop()
+        return True
 
     def _write_event(self) -> None:
         """One PDN file of the whole event: every finished game in schedule order."""

@@ -9,6 +9,10 @@ import it like any other module, with no path games:
 * :mod:`~dxserial.testing.fdio`: read and write a pty end with timeouts.
 * :mod:`~dxserial.testing.peers`: stand-in engines: NULMODEM or NUL frames on a pty, DXP
   over TCP.
+* :mod:`~dxserial.testing.standins`: engines that misbehave as real ones do (serve one
+  connection, never notice a lost one, crash, hang), for the director's supervision.
+* :mod:`~dxserial.testing.arbiter_standins`: followers that stretch one rule (shuffle
+  kings, think past their time, claim a false win), for the arbiter's tests.
 * :mod:`~dxserial.testing.rig`: ``dxserial vpair`` + ``dxserial bridge`` as processes.
 * :mod:`~dxserial.testing.lines`: a simulated serial line that drops, corrupts and stalls.
 * :mod:`~dxserial.testing.fuzz`: the fuzz targets (needs hypothesis, a test extra).

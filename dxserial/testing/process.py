@@ -284,3 +284,19 @@ class MemorySampler:
     def growth_mib(self) -> float:
         """Largest sampled RSS above the RSS when sampling began."""
         return (self.max_kib - self.baseline_kib) / _MIB
+
+
+def group_members(pgid: int) -> list[int]:
+    """The pids of the processes still in process group ``pgid`` (from /proc)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members

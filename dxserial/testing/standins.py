@@ -1,109 +1,93 @@
-"""Stand-in follower engines for the arbiter's tests: each breaks or stretches one rule.
+"""Stand-in engines that misbehave the way real ones do, for supervision tests.
 
-A :class:`StandIn` plays one side of a game through a :class:`~dxserial.testing.peers.DxpClient`
-(the match listens, the stand-in connects): it accepts the GAMEREQ, keeps the position and
-answers each MOVE with the move its ``choose`` gives, or a GAMEEND claim.  Whatever the
-stand-in receives is kept in ``seen`` for the test to read.
+Run as ``python -m dxserial.testing.standins MODE ENDPOINT`` where ENDPOINT is
+``listen://HOST:PORT`` (it serves one connection: a DXP server) or ``tcp://HOST:PORT``
+(it connects once: a DXP client).  It plays as the built-in follower (depth 1) and:
+
+* ``once``: exits when its one connection ends (Scan 2.0 as a DXP server);
+* ``never-notices``: when its connection ends it stays, and ignores SIGTERM (Moby Dam);
+* ``crash``: at its second move of its first run it dies (exit status 134), once;
+* ``hang``: at its second move of its first run it stops answering, once.
+
+"Once" is remembered by a file ``misbehaved`` in its working directory, so the engine the
+director starts again plays normally.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import os
+import signal
+import socket
+import sys
+import threading
+from pathlib import Path
 
-from dxserial.draughts import LegalMove, Position
-from dxserial.protocol.dxp_moves import match_dxp_move, position_from_gamereq, to_dxp_move
-from dxserial.protocol.messages import (
-    AcceptCode,
-    EndReason,
-    GameAccept,
-    GameEnd,
-    GameRequest,
-    Message,
-    Move,
-    StopCode,
-    encode,
-    parse,
-)
-from dxserial.testing.peers import DxpClient
+from dxserial.engine.player import PeerError, Player, PlayerConfig
+from dxserial.errors import MessageError
+from dxserial.protocol.messages import Move, parse
+from dxserial.protocol.session import Role
 
-__all__ = ["Choice", "StandIn", "first_quiet_king_move", "shuttle"]
-
-#: What the stand-in does in a position: a move, or a GAMEEND reason to claim with.
-Choice = Callable[[Position, int], LegalMove | EndReason]
+MODES = ("once", "never-notices", "crash", "hang")
+MARK = Path("misbehaved")
 
 
-def first_quiet_king_move(position: Position, ply: int) -> LegalMove | EndReason:
-    """The first king move that leaves nothing to be taken (else the first legal move)."""
-    moves = position.legal_moves()
-    quiet = [
-        m for m in moves
-        if m.king and not any(x.captured for x in position.play(m).legal_moves())
-    ]
-    return (quiet or list(moves))[0]
+def _open(endpoint: str) -> socket.socket:
+    scheme, _, rest = endpoint.partition("://")
+    host, _, port = rest.rpartition(":")
+    if scheme == "listen":
+        server = socket.create_server((host, int(port)))
+        conn, _ = server.accept()
+        server.close()
+        return conn
+    return socket.create_connection((host, int(port)), timeout=30)
 
 
-def shuttle(a: int, b: int) -> Choice:
-    """A king that goes ``a``-``b`` and back for ever (forced captures come first)."""
-
-    def choose(position: Position, ply: int) -> LegalMove | EndReason:
-        moves = position.legal_moves()
-        for frm, to in ((a, b), (b, a)):
-            found = [m for m in moves if (m.from_square, m.to_square) == (frm, to)]
-            if found:
-                return found[0]
-        return moves[0]
-
-    return choose
+def _forever() -> None:
+    threading.Event().wait()
 
 
-@dataclass
-class StandIn:
-    """One follower's games over ``client``; ``think`` seconds before each answer."""
+def play(mode: str, endpoint: str) -> int:
+    sock = _open(endpoint)
+    sock.settimeout(None)
+    player = Player(PlayerConfig(role=Role.FOLLOWER, name=f"standin {mode}", depth=1, seed=1))
+    misbehave = mode in ("crash", "hang") and not MARK.exists()
+    moves = 0
+    buffer = b""
+    while not player.done:
+        data = sock.recv(4096)
+        if not data:
+            break
+        buffer += data
+        while b"\0" in buffer:
+            raw, buffer = buffer.split(b"\0", 1)
+            try:
+                out = player.receive(parse(raw, strict=False))
+            except (MessageError, PeerError) as exc:
+                print(f"standin: {exc}", flush=True)
+                continue
+            for msg in out:
+                if isinstance(msg, Move):
+                    moves += 1
+                    if misbehave and moves == 2:
+                        MARK.touch()
+                        print(f"standin: {mode} now", flush=True)
+                        if mode == "crash":
+                            os._exit(134)
+                        _forever()
+                sock.sendall(msg.wire + b"\0")
+    print("standin: connection ended", flush=True)
+    if mode == "never-notices":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _forever()
+    return 0
 
-    client: DxpClient
-    choose: Choice = first_quiet_king_move
-    name: str = "Stand-in"
-    think: float = 0.0
-    seen: list[Message] = field(default_factory=list)
 
-    def _send(self, msg: Message) -> None:
-        self.client.send(encode(msg))
+def command(mode: str, endpoint: str) -> list[str]:
+    """The argv a tournament file gives for this stand-in."""
+    return [sys.executable, "-m", "dxserial.testing.standins", mode, endpoint]
 
-    def _next(self, timeout: float) -> Message:
-        msg = parse(self.client.expect(timeout))
-        self.seen.append(msg)
-        return msg
 
-    def play(self, timeout: float = 30.0) -> GameEnd:
-        """Play one game to the end of its GAMEEND exchange; the director's GAMEEND (its
-        claim or the end it decided, or its answer to the stand-in's own claim)."""
-        position: Position | None = None
-        plies = 0
-        claimed = False
-        while True:
-            msg = self._next(timeout)
-            if isinstance(msg, GameRequest):
-                position = position_from_gamereq(msg)
-                self._send(GameAccept(name=self.name, code=AcceptCode.ACCEPT))
-                if position.turn is msg.follower_colour:
-                    position, plies = self._answer(position, plies)
-            elif isinstance(msg, Move) and position is not None:
-                position = position.play(match_dxp_move(position, msg))
-                position, plies = self._answer(position, plies + 1)
-            elif isinstance(msg, GameEnd):
-                if not claimed:
-                    self._send(GameEnd(reason=EndReason.NONE, stop=msg.stop))
-                return msg
-            claimed = claimed or (position is None and plies > 0)
-
-    def _answer(self, position: Position, plies: int) -> tuple[Position | None, int]:
-        if self.think:
-            time.sleep(self.think)  # the stand-in's own behaviour: it thinks this long
-        choice = self.choose(position, plies)
-        if isinstance(choice, EndReason):
-            self._send(GameEnd(reason=choice, stop=StopCode.CONTINUE))
-            return None, plies + 1
-        self._send(to_dxp_move(choice, seconds=round(self.think)))
-        return position.play(choice), plies + 1
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in MODES:
+        sys.exit(f"usage: python -m dxserial.testing.standins {{{','.join(MODES)}}} ENDPOINT")
+    sys.exit(play(sys.argv[1], sys.argv[2]))
