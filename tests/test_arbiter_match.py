@@ -13,9 +13,9 @@ import pytest
 
 from dxserial.game.pdn import read_pdn
 from dxserial.protocol.messages import Chat, EndReason, GameEnd
+from dxserial.testing.arbiter_standins import Choice, StandIn, first_quiet_king_move, shuttle
 from dxserial.testing.peers import DxpClient
 from dxserial.testing.process import Cli
-from dxserial.testing.arbiter_standins import Choice, StandIn, first_quiet_king_move, shuttle
 
 FORCED_REPETITION = "W:WK46,31,32,37:BK47,K3,21,22,23,26,27,28,36,38,43"
 

@@ -224,3 +224,20 @@ def test_a_match_between_engines_of_an_engines_file_restarts_a_crashed_one(
     first = next(line for line in out if line.startswith("game 1: 2-0"))
     assert "forfeits: link lost" in first and "(exit status 134; last log lines:" in first
     assert any(line.startswith("game 2: 1-1 (draw: move limit") for line in out), out
+
+
+def test_a_hub_engine_the_director_starts_plays_a_match(tmp_path: Path) -> None:
+    """speaks = "hub": the built-in engine's Hub mode behind the DXP follower dxserial runs."""
+    file = tmp_path / "engines.toml"
+    hub = [sys.executable, "-m", "dxserial", "hub-engine", "-q", "--depth", "1"]
+    file.write_text(
+        table("deep", builtin("listen://127.0.0.1:{port}"), "dxp-server")
+        + table("hubby", hub, "hub")
+    )
+    cli = Cli("match", "--engines", str(file), "deep", "hubby", "--games", "2", "--moves", "6",
+              "--pdn", str(tmp_path / "games"))
+    out = run_to_end(cli)
+    assert cli.proc.returncode == 0, out
+    results = [line for line in out if re.match(r"game [12]: (2-0|1-1|0-2) ", line)]
+    assert len(results) == 2 and not any("forfeit" in line for line in results), out
+    assert len(list((tmp_path / "games").glob("*.pdn"))) == 2

@@ -50,8 +50,7 @@ def cmd(**entry: object) -> object:
 @pytest.mark.parametrize(
     ("entry", "words"),
     [
-        ({"command": ["x"], "speaks": "hub"}, 'speaks = "hub" is not available in this build'),
-        ({"command": ["x"], "speaks": "uci"}, 'give one of "dxp-server", "dxp-client", "dosbox"'),
+        ({"command": ["x"], "speaks": "uci"}, 'give one of "dxp-server", "dxp-client", "dosbox", "hub"'),
         ({"command": ["/nope/scan"], "speaks": "dxp-server"}, "/nope/scan: no such program"),
         ({"command": ["no-such-engine-x"], "speaks": "dxp-server"}, "not found on PATH"),
         ({"command": [sys.executable], "speaks": "dxp-server", "file": {}}, "unknown setting"),
@@ -64,6 +63,17 @@ def test_a_bad_engine_table_is_one_line(entry: dict[str, object], words: str) ->
         cmd(**entry)
     assert words in str(info.value) and "\n" not in str(info.value)
     assert str(info.value).startswith("lab.toml: engine 'scan'")
+
+
+def test_a_hub_engine_runs_behind_a_dxp_follower_that_connects_to_the_director() -> None:
+    engine = parse_engine_command(
+        "scan", {"command": [sys.executable, "hub", "--x={port}"], "speaks": "hub"},
+        source="lab.toml", base=None,
+    )
+    run = launch(engine, 4567, Path("/w"))
+    assert run.endpoint == "listen://127.0.0.1:4567"
+    assert run.argv[1:] == ("-m", "dxserial", "engine", "tcp://127.0.0.1:4567", "--role",
+                            "follower", "--hub", f"{sys.executable} hub --x=4567")
 
 
 def test_port_and_folder_fill_the_arguments_and_the_files() -> None:

@@ -17,9 +17,9 @@ def hub_engine_command(
     depth: int = typer.Option(
         DEFAULT_DEPTH,
         "--depth",
-        help=f"Search depth in plies (1..{MAX_DEPTH}) until the client sends a 'level'; "
-        "'level depth=N' sets it, 'level move-time=' / 'time=' search as deep as the time "
-        "allows, 'level infinite' until 'stop'.",
+        help=f"Search depth in plies (1..{MAX_DEPTH}); 'level depth=N' replaces it, "
+        "'level move-time=' / 'time=' search to this depth but never past the time, "
+        "'level infinite' until 'stop'.",
     ),
     name: str = typer.Option("dxserial", "--name", help="Engine name in the 'id' answer."),
     seed: int | None = typer.Option(

@@ -10,8 +10,9 @@ the protocol asks.  ``go ponder`` and ``go analyze`` search like ``go think`` (t
 protocol lets an engine answer at any time); ``ponder-hit`` is then late and ignored.
 
 Time: ``level depth=N`` searches N plies; ``move-time``, ``time``/``moves``/``inc`` give a
-deadline (a share of the clock, see :meth:`~dxserial.protocol.hub.Level.budget`) with the
-deepest search that fits; ``infinite`` searches until ``stop`` (or the deepest depth).
+deadline (a share of the clock, see :meth:`~dxserial.protocol.hub.Level.budget`) for a
+search to ``--depth`` (the built-in DXP engine's rule: its depth, never past its time);
+``infinite`` searches until ``stop`` (or the deepest depth).
 """
 
 from __future__ import annotations
@@ -150,8 +151,8 @@ class HubEngine:
         if level.depth is not None:
             depth, deadline = max(1, min(level.depth, MAX_DEPTH)), None
         else:
-            budget = level.budget()
-            depth = MAX_DEPTH
+            budget = level.budget()  # a clock: as the DXP engine, --depth within the time
+            depth = MAX_DEPTH if budget is None else self.depth
             deadline = None if budget is None else now + budget
         self.searching = True
         return [Think(self.position, depth, deadline)]

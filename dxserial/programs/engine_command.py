@@ -10,6 +10,8 @@ How an engine speaks (``speaks``) is one entry of :data:`KINDS`, one small funct
 * ``dxp-client``: the director listens on ``{port}``; the engine connects (``listen://``).
 * ``dosbox``: a DOS program (DXENG.COM by default) in a headless DOSBox whose COM1 is a
   nullmodem port on ``{port}``; the director connects as ``dosbox://`` (NULMODEM link).
+* ``hub``: a Hub engine (stdin/stdout) behind ``dxserial engine tcp://...:{port} --role
+  follower --hub COMMAND``, which speaks DXP for it and connects to the director.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +110,14 @@ def _dosbox(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
                   copies=copies)
 
 
+def _hub(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
+    """The Hub engine runs as the child of a DXP follower that dxserial starts for it."""
+    argv, files = _common(cmd, port, workdir)
+    adapter = (sys.executable, "-m", "dxserial", "engine", f"tcp://{HOST}:{port}",
+               "--role", "follower", "--hub", shlex.join(argv))
+    return Launch(adapter, files, f"listen://{HOST}:{port}")
+
+
 @dataclass(frozen=True)
 class Kind:
     """One way of speaking: how to launch it, and who opens the connection."""
@@ -121,12 +132,10 @@ KINDS: dict[str, Kind] = {
     "dxp-server": Kind(_dxp_server),
     "dxp-client": Kind(_dxp_client, director_listens=True),
     "dosbox": Kind(_dosbox, needs_command=False),
+    "hub": Kind(_hub, director_listens=True),
 }
 #: Kinds planned but not in this build: the line a user gets instead.
-UNAVAILABLE = {
-    "hub": 'speaks = "hub" is not available in this build (the Hub protocol adapter is not '
-    "installed); run the engine through a DXP adapter, or use dxp-server / dxp-client",
-}
+UNAVAILABLE: dict[str, str] = {}
 
 
 def launch(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
