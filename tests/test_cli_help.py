@@ -49,7 +49,7 @@ def test_options_that_take_a_value_still_show_its_kind() -> None:
 
 def test_verbose_counts_repeated_letters_and_takes_no_value() -> None:
     counted = run("engine", "tcpp://127.0.0.1:1", "--role", "follower", "-vv")
-    assert counted.returncode == 1  # -vv parsed; the endpoint is what is wrong
+    assert counted.returncode == 2  # -vv parsed; the endpoint is what is wrong
     valued = run("engine", "tcp://127.0.0.1:1", "--role", "follower", "-v", "2")
     assert valued.returncode == 2
     assert "unexpected extra argument" in valued.stderr and "(2)" in valued.stderr

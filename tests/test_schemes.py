@@ -32,7 +32,7 @@ def test_unknown_scheme_names_it_and_lists_the_choices(argv: list[str], offer: s
         [sys.executable, "-m", "dxserial", *argv],
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stdout == ""  # failed before any "ready" line
     (line,) = result.stderr.splitlines()
     assert line.startswith("dxserial: error: unknown scheme 'tcpp://'")

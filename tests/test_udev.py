@@ -366,7 +366,7 @@ def test_install_does_not_replace_a_foreign_rules_file_without_force(tmp_path: P
 def test_install_where_a_directory_is_a_file(tmp_path: Path) -> None:
     (tmp_path / "etc").write_text("not a directory\n")
     result = run_cli("udev", "install", "--root", str(tmp_path))
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr.strip() == f"dxserial: error: {tmp_path / 'etc'} is not a directory"
 
 

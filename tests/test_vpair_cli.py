@@ -92,7 +92,7 @@ def test_unplug_schedule(tmp_path: Path) -> None:
         assert not os.path.lexists(a) and not os.path.lexists(b)
 
 
-def test_bad_paths_exit_1_with_one_line(tmp_path: Path) -> None:
+def test_bad_paths_exit_2_with_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("precious")
     cases = [
         (str(tmp_path / "missing" / "a"), "does not exist"),
@@ -100,7 +100,7 @@ def test_bad_paths_exit_1_with_one_line(tmp_path: Path) -> None:
     ]
     for path_a, words in cases:
         with Cli("vpair", path_a, str(tmp_path / "b")) as cli:
-            assert cli.wait() == 1
+            assert cli.wait() == 2
             lines = cli.stderr().splitlines()
             assert len(lines) == 1 and lines[0].startswith("dxserial: error: ")
             assert words in lines[0]
@@ -111,7 +111,7 @@ def test_bad_paths_exit_1_with_one_line(tmp_path: Path) -> None:
 def test_schedule_that_cannot_work_is_refused(tmp_path: Path) -> None:
     args = ("--unplug-every", "1", "--unplugged-for", "2")
     with Cli("vpair", str(tmp_path / "a"), str(tmp_path / "b"), *args) as cli:
-        assert cli.wait() == 1
+        assert cli.wait() == 2
         assert "must be shorter" in cli.stderr()
 
 
