@@ -21,6 +21,7 @@ from typing import Any
 from dxserial.bridge.policy import IPNetwork, allowed, parse_networks
 from dxserial.errors import ConfigError, PortError
 from dxserial.programs.live import LiveView
+from dxserial.transports.schemes import address as web_address
 from dxserial.transports.tcp import format_address, parse_endpoint
 
 __all__ = ["WebView", "start_web"]
@@ -114,7 +115,7 @@ async def start_web(
         from aiohttp import web
     except ImportError:
         raise ConfigError("--web needs aiohttp: pip install 'dxserial[web]'") from None
-    host, port = parse_endpoint(address, default_port=8080)
+    host, port = parse_endpoint(web_address(address, "--web", ("http",)), default_port=8080)
     view = WebView(LiveView(title), parse_networks(allow))
 
     def guarded(handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:

@@ -21,6 +21,7 @@ from dxserial.config import layered
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
 from dxserial.game.trace import TraceWriter
+from dxserial.transports.schemes import address
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import parse_endpoint
 
@@ -302,8 +303,12 @@ def bridge_command(
         serial=settings,
         link="nul" if link == "nul" else "nulmodem",
         nulmodem=nulmodem,
-        listen=parse_endpoint(listen) if listen is not None else ("127.0.0.1", 27531),
-        connect=parse_endpoint(connect) if connect is not None else None,
+        listen=parse_endpoint(address(listen, "--listen", ("tcp", "listen")))
+        if listen is not None
+        else ("127.0.0.1", 27531),
+        connect=parse_endpoint(address(connect, "--connect", ("tcp",)))
+        if connect is not None
+        else None,
         on_invalid=_on_invalid(on_invalid),
         kick_old=kick_old,
         referee=_referee(referee),
