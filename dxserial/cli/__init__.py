@@ -33,6 +33,8 @@ def main() -> None:
 
 
 def _run() -> int:
+    import typer
+
     from dxserial.errors import ConfigError, DxSerialError
 
     click = _click_exceptions()
@@ -50,7 +52,7 @@ def _run() -> int:
         return _error(f"{exc.format_message().rstrip('.')}; see '{where} --help'", exc.exit_code)
     except click.ClickException as exc:
         return _error(exc.format_message(), exc.exit_code)
-    except click.Abort:
+    except typer.Abort:
         return 130
     return code if isinstance(code, int) else 0
 

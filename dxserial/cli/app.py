@@ -97,6 +97,9 @@ class LazyGroup(TyperGroup):
             self.commands[args[0]] = _load(args[0])
         name, command, rest = super().resolve_command(ctx, args)
         if command is not None:
+            from dxserial.cli.common import add_shared_options  # the command imported it
+
+            add_shared_options(command)
             plain_flags(command, ctx)
         return name, command, rest
 

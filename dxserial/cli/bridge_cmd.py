@@ -16,7 +16,16 @@ from dxserial.bridge import Bridge, BridgeConfig, IPNetwork
 from dxserial.bridge.policy import parse_networks
 from dxserial.bridge.settings import DEFAULT_PEER_GRACE, DEFAULT_SERIAL_GRACE
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging, note_pty_speed, nulmodem_settings, option_given
+from dxserial.cli.common import (
+    QUIET_HELP,
+    VERBOSE_HELP,
+    configure_logging,
+    log_crossing,
+    note_pty_speed,
+    nulmodem_settings,
+    option_given,
+    wire_logging,
+)
 from dxserial.config import layered
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
@@ -240,11 +249,9 @@ def bridge_command(
         show_default=False,
     ),
     verbose: int = typer.Option(
-        0, "--verbose", "-v", count=True, envvar="DXSERIAL_VERBOSE", help="More log (-vv: debug)."
+        0, "--verbose", "-v", count=True, envvar="DXSERIAL_VERBOSE", help=VERBOSE_HELP
     ),
-    quiet: bool = typer.Option(
-        False, "--quiet", "-q", envvar="DXSERIAL_QUIET", help="Only warnings and errors."
-    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", envvar="DXSERIAL_QUIET", help=QUIET_HELP),
 ) -> None:
     """Bridge a DXP engine on a serial port to a DXP engine on TCP.
 
@@ -401,6 +408,7 @@ async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None
         bridge = Bridge(
             config, trace=writer, on_ready=say,
             watch=server.publish if server is not None else None,
+            observer=log_crossing if wire_logging() else None,
         )
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, bridge.stop)

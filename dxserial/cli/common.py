@@ -4,16 +4,35 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import typer
 
 from dxserial.errors import ConfigError
 from dxserial.protocol.links import NulModemSettings
+from dxserial.protocol.messages import Message, escape
 from dxserial.transports.serial import is_pseudo_terminal
+
+#: What -v, -vv and -q mean, on every command (each gets them from :func:`add_shared_options`).
+VERBOSE_HELP = (
+    "-v: log each message crossing (direction, bytes, what it is); -vv: also the link's "
+    "detail (debug)."
+)
+QUIET_HELP = "Only warnings and errors."
+#: -v turns this logger on: one line per message (or chunk of bytes) crossing.
+_wire = logging.getLogger("dxserial.wire")
+#: The shared -v/-q as typed (one command runs per process; reset when one is resolved).
+_given: dict[str, Any] = {}
 
 
 def configure_logging(verbose: int, quiet: bool) -> None:
-    """Log to stderr, one line per event, with a timestamp a person can line up with traces."""
+    """Log to stderr, one line per event, with a timestamp a person can line up with traces.
+
+    A command's own ``verbose``/``quiet`` are combined with the shared ``-v``/``-q`` that
+    :func:`add_shared_options` gave it, whichever the user typed.
+    """
+    verbose = max(verbose, _given.get("verbose", 0))
+    quiet = quiet or _given.get("quiet", False)
     level = logging.WARNING if quiet else logging.DEBUG if verbose >= 2 else logging.INFO
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
@@ -23,6 +42,53 @@ def configure_logging(verbose: int, quiet: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
+    _wire.setLevel(logging.INFO if verbose >= 1 and not quiet else logging.WARNING)
+
+
+def log_crossing(direction: str, message: Message) -> None:
+    """The -v line for one message crossing: direction, what it is, its bytes."""
+    wire = message.wire
+    _wire.info("%s %s '%s' (%d bytes)", direction, message.NAME, escape(wire), len(wire))
+
+
+def wire_logging() -> bool:
+    """True under -v: callers then pass :func:`log_crossing` where messages cross."""
+    return _wire.isEnabledFor(logging.INFO)
+
+
+def _shared(name: str) -> Any:
+    def callback(_ctx: Any, _param: Any, value: Any) -> None:
+        _given[name] = value
+        configure_logging(0, False)
+
+    return callback
+
+
+def add_shared_options(command: Any) -> None:
+    """Give ``command`` (and a group's subcommands) ``-v``/``-vv`` and ``-q`` if it does not
+    declare them itself, so every command has them with one meaning."""
+    from typer.core import TyperGroup, TyperOption
+
+    _given.clear()
+    if isinstance(command, TyperGroup):
+        for sub in command.commands.values():
+            add_shared_options(sub)
+        return
+    names = {param.name for param in command.params}
+    if "verbose" not in names:
+        command.params.append(
+            TyperOption(
+                param_decls=["--verbose", "-v"], count=True, default=0, expose_value=False,
+                callback=_shared("verbose"), help=VERBOSE_HELP, metavar="",
+            )
+        )
+    if "quiet" not in names:
+        command.params.append(
+            TyperOption(
+                param_decls=["--quiet", "-q"], is_flag=True, default=False, expose_value=False,
+                callback=_shared("quiet"), help=QUIET_HELP, metavar="",
+            )
+        )
 
 
 def option_given(ctx: typer.Context, name: str, value: object) -> bool:

@@ -484,7 +484,7 @@ class Match:
             return
         assert side.driver is not None
         side.session.send(msg)
-        log.log(self._msg_level, "-> %s: %s", side.label, escape(msg.wire))
+        log.log(self._msg_level, "-> %s: %s (%s)", side.label, escape(msg.wire), msg.NAME)
         try:
             side.driver.send(msg.wire)
         except DxSerialError as exc:
@@ -534,7 +534,7 @@ class Match:
         if payload is None:
             return None
         msg = payload
-        log.log(self._msg_level, "<- %s: %s", side.label, escape(msg.wire))
+        log.log(self._msg_level, "<- %s: %s (%s)", side.label, escape(msg.wire), msg.NAME)
         if isinstance(msg, Chat):
             log.info("chat from engine %s: %s", side.label, msg.text)
             return None
