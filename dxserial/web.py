@@ -19,10 +19,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from dxserial.bridge.policy import IPNetwork, allowed, parse_networks
-from dxserial.errors import ConfigError, PortError
+from dxserial.errors import ConfigError
 from dxserial.programs.live import LiveView
 from dxserial.transports.schemes import address as web_address
-from dxserial.transports.tcp import format_address, parse_endpoint
+from dxserial.transports.tcp import format_address, listen_problem, parse_endpoint
 
 __all__ = ["WebView", "start_web"]
 
@@ -139,8 +139,7 @@ async def start_web(
         await site.start()
     except OSError as exc:
         await runner.cleanup()
-        where = format_address(host, port)
-        raise PortError(f"--web: cannot listen on {where}: {exc.strerror}") from None
+        raise listen_problem(f"--web {format_address(host, port)}", exc) from None
     view._runner = runner
     server = getattr(site, "_server", None)
     sockets = getattr(server, "sockets", None) or []
