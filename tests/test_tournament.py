@@ -120,7 +120,7 @@ def test_crosstable_scores_two_one_zero() -> None:
     assert [scores.lines[n].points for n in "abc"] == [5, 1, 0]
     assert scores.order() == ["a", "b", "c"]
     table = scores.table(4, 6)
-    assert table[0] == "crosstable after 4 of 6 game(s) (win 2, draw 1, loss 0):"
+    assert table[0] == "crosstable after 4 of 6 game(s); scoring: win 2, draw 1, loss 0"
     row_a = table[2].split()
     assert row_a[:4] == ["1", "a", "(Eng)", "x"]
     assert row_a[4:6] == ["3/4", "2/2"] and row_a[6] == "5/6" and row_a[7] == "2-1-0-0"
@@ -136,7 +136,12 @@ def test_elo_from_the_score_with_a_95_percent_interval() -> None:
     assert elo_estimate(70, 20, 10).high - elo_estimate(70, 20, 10).low < strong.high - strong.low
     perfect = elo_estimate(4, 0, 0)
     assert math.isinf(perfect.diff) and perfect.text().startswith("+inf")
-    assert elo_estimate(0, 3, 0).text() == "+0 [+0, +0]"
+    # Eight draws: no spread seen is not a proof of equal strength (issue 24: +0 [+0, +0]).
+    draws = elo_estimate(0, 8, 0)
+    assert draws.diff == 0 and draws.low < -200 and draws.high > 200
+    assert draws.text() == "+0 [-297, +297]"
+    assert elo_estimate(0, 80, 0).high < draws.high  # more draws: narrower
+    assert math.isfinite(elo_estimate(8, 0, 0).low)
 
 
 def test_state_survives_a_restart_and_refuses_another_tournament(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any
+from typing import Any, Protocol
 
 import typer
 
@@ -34,7 +34,7 @@ def configure_logging(verbose: int, quiet: bool) -> None:
     verbose = max(verbose, _given.get("verbose", 0))
     quiet = quiet or _given.get("quiet", False)
     level = logging.WARNING if quiet else logging.DEBUG if verbose >= 2 else logging.INFO
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _AroundLiveLine(sys.stderr)
     handler.setFormatter(
         logging.Formatter("%(asctime)s.%(msecs)03d %(levelname)s %(message)s", "%H:%M:%S")
     )
@@ -43,6 +43,28 @@ def configure_logging(verbose: int, quiet: bool) -> None:
     root.setLevel(level)
     root.propagate = False
     _wire.setLevel(logging.INFO if verbose >= 1 and not quiet else logging.WARNING)
+
+
+class LiveLine(Protocol):
+    """A status line redrawn in place on the terminal (cli.display.TerminalProgress)."""
+
+    def hide(self) -> None: ...
+    def show(self) -> None: ...
+
+
+#: The live line on the terminal, if a command draws one: log lines must not run into it.
+live_line: list[LiveLine] = []
+
+
+class _AroundLiveLine(logging.StreamHandler):  # type: ignore[type-arg]
+    """Clears the live line before a log line and draws it again after."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        for line in live_line:
+            line.hide()
+        super().emit(record)
+        for line in live_line:
+            line.show()
 
 
 def log_crossing(direction: str, message: Message) -> None:

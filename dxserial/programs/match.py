@@ -198,7 +198,7 @@ def results_table(standings: list[Standing], games: int) -> list[str]:
     """The final table, one engine per row."""
     width = max(len(f"{s.label}  {s.name}") for s in standings)
     head = f"  {'engine'.ljust(width)}  {'W':>3} {'D':>3} {'L':>3} {'*':>3}  score"
-    rows = [f"results after {games} game(s) (win 2, draw 1):", head]
+    rows = [f"results after {games} game(s); scoring: win 2, draw 1, loss 0", head]
     for s in standings:
         who = f"{s.label}  {s.name}".ljust(width)
         rows.append(
