@@ -126,7 +126,8 @@ def _load(name: str) -> Any:
 
 
 def plain_flags(command: Any, ctx: Any = None) -> None:
-    """Show no value placeholder (``<bool>``, ``<int>``) after flags and counters in help.
+    """Show no value placeholder (``<bool>``, ``<int>``) after flags and counters in help,
+    and no ``[env var: ...]`` line under every option.
 
     typer's rich help prints one even for options that take no value, which reads as if
     ``--rtscts true`` or ``-v 2`` were expected.
@@ -135,6 +136,10 @@ def plain_flags(command: Any, ctx: Any = None) -> None:
         flag = isinstance(param, TyperOption) and (param.is_flag or param.count)
         if flag and param.metavar is None:
             param.metavar = ""
+        if isinstance(param, TyperOption) and param.count:
+            param.show_default = False  # "[default: 0]" under -v says nothing
+        # One line per option is enough: a command with DXSERIAL_* variables says so once.
+        param.show_envvar = False
     if ctx is not None:
         help_option = command.get_help_option(ctx)
         if isinstance(help_option, TyperOption):
