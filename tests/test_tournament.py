@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -155,3 +157,25 @@ def test_state_survives_a_restart_and_refuses_another_tournament(tmp_path: Path)
     with pytest.raises(ConfigError, match="different tournament"):
         State.load(path, "other")
     assert State.load(tmp_path / "none.json", "abc").games == {}
+
+
+def test_every_key_of_the_file_is_described_and_the_example_reads() -> None:
+    """`dxserial tournament --keys` (issue 24: --help did not describe the file's keys)."""
+    from dxserial.programs import tournament, tournament_keys
+
+    assert set(tournament_keys.TOP) == {*tournament._DEFAULTS, "gauntlet"}
+    text = tournament_keys.example()
+    engines = text[text.index("[engines.NAME]"):]
+    two = text.replace(engines, engines.replace("NAME", "a") + "\n" + engines.replace("NAME", "b"))
+    spec = TournamentSpec.from_toml(two)
+    assert [e.name for e in spec.engines] == ["a", "b"] and spec.engines[0].baud == 2400
+    shown = subprocess.run(
+        [sys.executable, "-m", "dxserial", "tournament", "--keys"], capture_output=True,
+        text=True, timeout=60,
+    )
+    assert shown.returncode == 0 and shown.stdout.strip() == text
+    helped = subprocess.run(
+        [sys.executable, "-m", "dxserial", "tournament", "--help"], capture_output=True,
+        text=True, timeout=60,
+    )
+    assert "--keys" in helped.stdout

@@ -17,9 +17,23 @@ from dxserial.errors import ConfigError
 from dxserial.programs.tournament_runner import Tournament, load_spec
 
 
+def _print_keys(value: bool) -> None:
+    if value:
+        from dxserial.programs.tournament_keys import example
+
+        typer.echo(example())
+        raise typer.Exit()
+
+
 @app.command("tournament")
 def tournament_command(
-    file: Path = typer.Argument(..., metavar="FILE", help="The tournament file (TOML)."),
+    file: Path = typer.Argument(
+        ..., metavar="FILE", help="The tournament file (TOML; --keys shows every key)."
+    ),
+    keys: bool = typer.Option(
+        False, "--keys", is_eager=True, callback=_print_keys,
+        help="Print every key of the tournament file, with an example, and exit.",
+    ),
     resume: bool = typer.Option(
         False, "--resume", help="Continue the tournament whose state is in the pdn folder."
     ),
