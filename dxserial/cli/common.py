@@ -12,6 +12,7 @@ from dxserial.errors import ConfigError
 from dxserial.protocol.links import NulModemSettings
 from dxserial.protocol.messages import Message, escape
 from dxserial.transports.serial import is_pseudo_terminal
+from dxserial.wirelog import WIRE, enabled
 
 #: What -v, -vv and -q mean, on every command (each gets them from :func:`add_shared_options`).
 VERBOSE_HELP = (
@@ -19,8 +20,6 @@ VERBOSE_HELP = (
     "detail (debug)."
 )
 QUIET_HELP = "Only warnings and errors."
-#: -v turns this logger on: one line per message (or chunk of bytes) crossing.
-_wire = logging.getLogger("dxserial.wire")
 #: The shared -v/-q as typed (one command runs per process; reset when one is resolved).
 _given: dict[str, Any] = {}
 
@@ -42,7 +41,7 @@ def configure_logging(verbose: int, quiet: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
-    _wire.setLevel(logging.INFO if verbose >= 1 and not quiet else logging.WARNING)
+    WIRE.setLevel(logging.INFO if verbose >= 1 and not quiet else logging.WARNING)
 
 
 class LiveLine(Protocol):
@@ -70,12 +69,12 @@ class _AroundLiveLine(logging.StreamHandler):  # type: ignore[type-arg]
 def log_crossing(direction: str, message: Message) -> None:
     """The -v line for one message crossing: direction, what it is, its bytes."""
     wire = message.wire
-    _wire.info("%s %s '%s' (%d bytes)", direction, message.NAME, escape(wire), len(wire))
+    WIRE.info("%s %s '%s' (%d bytes)", direction, message.NAME, escape(wire), len(wire))
 
 
 def wire_logging() -> bool:
     """True under -v: callers then pass :func:`log_crossing` where messages cross."""
-    return _wire.isEnabledFor(logging.INFO)
+    return enabled()
 
 
 def _shared(name: str) -> Any:

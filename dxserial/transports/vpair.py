@@ -55,11 +55,11 @@ from types import TracebackType
 from typing import Literal
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.protocol.messages import escape
 from dxserial.transports.uart import UartLine
+from dxserial.wirelog import enabled as wire_enabled
+from dxserial.wirelog import log_bytes
 
 log = logging.getLogger("dxserial.transports.vpair")
-_wire = logging.getLogger("dxserial.wire")
 
 End = Literal["a", "b"]
 #: Bits on the wire per character (start + 8 data + stop).
@@ -634,9 +634,8 @@ class VirtualPair:
             # Only possible if our own slave fd was hung up (e.g. by vhangup()).
             self._do_unplug(end)
             return
-        if _wire.isEnabledFor(logging.INFO):  # -v: each chunk as it crosses, like socat -v
-            other = "b" if end.name == "a" else "a"
-            _wire.info("%s->%s %d bytes: %s", end.name, other, len(data), escape(data))
+        if wire_enabled():  # -v: each chunk as it crosses, like socat -v
+            log_bytes(f"{end.name}->{'b' if end.name == 'a' else 'a'}", data)
         with self._lock:
             lane.feed(data, time.monotonic())
 
