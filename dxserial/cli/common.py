@@ -96,14 +96,15 @@ def add_shared_options(command: Any) -> None:
             add_shared_options(sub)
         return
     names = {param.name for param in command.params}
-    if "verbose" not in names:
+    names |= {opt for param in command.params for opt in getattr(param, "opts", ())}
+    if not names & {"verbose", "-v", "--verbose"}:
         command.params.append(
             TyperOption(
                 param_decls=["--verbose", "-v"], count=True, default=0, expose_value=False,
                 callback=_shared("verbose"), help=VERBOSE_HELP, metavar="",
             )
         )
-    if "quiet" not in names:
+    if not names & {"quiet", "-q", "--quiet"}:
         command.params.append(
             TyperOption(
                 param_decls=["--quiet", "-q"], is_flag=True, default=False, expose_value=False,
