@@ -77,3 +77,18 @@ def test_ctrl_c_while_importing_prints_no_traceback() -> None:
     )
     assert result.returncode == 130
     assert result.stderr == ""
+
+
+def test_a_closed_pipe_is_no_traceback() -> None:
+    """`dxserial ... | head`: with the app run outside click's standalone mode, main()
+    handles the broken pipe itself (simulated where the output is written)."""
+    code = (
+        "import sys, typer\n"
+        "def gone(*args, **kwargs): raise BrokenPipeError(32, 'Broken pipe')\n"
+        "typer.echo = gone\n"
+        "sys.argv = ['dxserial', 'tournament', '--keys']\n"
+        "from dxserial.cli import main\n"
+        "main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and result.stderr == ""

@@ -10,6 +10,7 @@ a :class:`~dxserial.errors.ConfigError`) exits 2, which the shipped systemd unit
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -54,6 +55,9 @@ def _run() -> int:
         return _error(exc.format_message(), exc.exit_code)
     except typer.Abort:
         return 130
+    except BrokenPipeError:  # `dxserial ... | head`: the reader is gone, say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return code if isinstance(code, int) else 0
 
 
