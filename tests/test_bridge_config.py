@@ -74,7 +74,7 @@ def test_unknown_key_names_key_and_file(tmp_path: Path) -> None:
     conf = tmp_path / "rig.toml"
     conf.write_text('port = "/dev/ttyUSB0"\nbaudrate = 9600\n')
     result = run_bridge(["--config", str(conf)])
-    assert result.returncode == 1
+    assert result.returncode == 2
     err = result.stderr.strip()
     assert len(err.splitlines()) == 1
     assert str(conf) in err and "unknown key 'baudrate'" in err
@@ -84,7 +84,7 @@ def test_bad_value_names_key_and_file(tmp_path: Path) -> None:
     conf = tmp_path / "rig.toml"
     conf.write_text('port = "/dev/ttyUSB0"\nbaud = "fast"\n')
     result = run_bridge(["--config", str(conf)])
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert f"{conf}: key 'baud': expected a whole number, got 'fast'" in result.stderr
 
 
@@ -93,12 +93,12 @@ def test_broken_toml_and_missing_file(tmp_path: Path) -> None:
     conf.write_text("port = \n")
     assert "not valid TOML" in run_bridge(["--config", str(conf)]).stderr
     missing = run_bridge(["--config", str(tmp_path / "nope.toml")])
-    assert missing.returncode == 1 and "cannot read config file" in missing.stderr
+    assert missing.returncode == 2 and "cannot read config file" in missing.stderr
 
 
 def test_no_port_anywhere_is_a_one_line_error() -> None:
     result = run_bridge([], env={"DXSERIAL_PORT": ""})
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "no serial port" in result.stderr
 
 
@@ -154,5 +154,5 @@ def test_web_without_aiohttp_is_a_one_line_error(tmp_path: Path) -> None:
     (fake / "__init__.py").write_text('raise ImportError("not installed")\n')
     path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
     result = run_bridge(["/dev/ttyS99", "--web", "127.0.0.1:0"], env={"PYTHONPATH": path})
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr == "dxserial: error: --web needs aiohttp: pip install 'dxserial[web]'\n"

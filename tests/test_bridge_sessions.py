@@ -10,7 +10,6 @@ engine exits as it should, and nothing from an old session reached a new engine.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import json
 from collections import Counter
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from dxserial.bridge.core import read_counts
 from dxserial.game.pdn import read_pdn
 from dxserial.game.record import GameRecord
 from dxserial.testing.peers import DxpClient, NulModemPeer
@@ -209,7 +209,7 @@ def test_the_trace_and_the_closing_counts_tell_the_same_story(rig_factory: RigFa
     log = rig.log()
     # Queued is not delivered: both are named as lost when the bridge stops.
     assert "'Chello' NOT delivered" in log and "'Cis anyone there?' NOT delivered" in log
-    counts = ast.literal_eval(log.split("bridge stopped; counts: ")[-1].splitlines()[0])
+    counts = read_counts(log)
     traced = Counter(r["action"] for r in trace(rig) if r["kind"] == "message")
     for action in ("queued", "delivered", "dropped", "lost", "sent-by-bridge"):
         assert counts[action] == traced[action], action

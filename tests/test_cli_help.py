@@ -49,7 +49,7 @@ def test_options_that_take_a_value_still_show_its_kind() -> None:
 
 def test_verbose_counts_repeated_letters_and_takes_no_value() -> None:
     counted = run("engine", "tcpp://127.0.0.1:1", "--role", "follower", "-vv")
-    assert counted.returncode == 1  # -vv parsed; the endpoint is what is wrong
+    assert counted.returncode == 2  # -vv parsed; the endpoint is what is wrong
     valued = run("engine", "tcp://127.0.0.1:1", "--role", "follower", "-v", "2")
     assert valued.returncode == 2
     assert "unexpected extra argument" in valued.stderr and "(2)" in valued.stderr
@@ -74,9 +74,9 @@ def panels(help_text: str) -> dict[str, list[str]]:
         (
             "bridge",
             ["--config", "--link", "--listen", "--connect", "--baud", "--referee", "--pdn",
-             "--trace", "--verbose"],
+             "--trace", "--web", "--verbose"],
             {"Serial line": "--parity", "NULMODEM handshake": "--echo-timeout",
-             "TCP clients and security": "--allow", "Live web view": "--web"},
+             "TCP clients and security": "--allow"},
         ),
         (
             "engine",
@@ -101,3 +101,16 @@ def test_common_options_come_first_and_details_follow_in_panels(
     assert set(first) <= set(found["Options"])
     for title, option in later.items():
         assert option in found[title] and option not in found["Options"]
+
+
+@pytest.mark.parametrize(("columns", "most"), [(100, 80), (80, 95)])
+def test_bridge_help_fits_a_screen_or_two(columns: int, most: int) -> None:
+    """Issue 24: 131 lines at 100 columns, 158 at 80 (one [env var] line per option, and
+    paragraphs that belong in the README)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "dxserial", "bridge", "--help"], capture_output=True, text=True,
+        timeout=60, env={**os.environ, "COLUMNS": str(columns)},
+    )
+    lines = result.stdout.splitlines()
+    assert len(lines) <= most, result.stdout
+    assert "[env var:" not in result.stdout and "DXSERIAL_BAUD=2400" in result.stdout

@@ -55,7 +55,7 @@ def test_demo_rejects_bad_options_in_one_line() -> None:
         [sys.executable, "-m", "dxserial", "demo", "--moves", "0"],
         capture_output=True, text=True, timeout=60,
     )
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr.strip() == "dxserial: error: --moves 0: must be 1..999"
 
 
@@ -64,7 +64,7 @@ def test_demo_rejects_a_depth_it_could_not_finish() -> None:
         [sys.executable, "-m", "dxserial", "demo", "--depth", "12", "--no-board"],
         capture_output=True, text=True, timeout=60,
     )
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr.strip() == (
         "dxserial: error: --depth 12: must be 1..10 (each ply multiplies the search time by 3 to 5)"
     )

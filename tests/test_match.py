@@ -202,7 +202,7 @@ def test_results_table() -> None:
     a = Standing("A", "Scan 2.0", "tcp://127.0.0.1:27531", wins=2, draws=1, losses=0)
     b = Standing("B", "Moby Dam", "/dev/ttyUSB0", wins=0, draws=1, losses=2)
     rows = results_table([a, b], 3)
-    assert rows[0] == "results after 3 game(s) (win 2, draw 1):"
+    assert rows[0] == "results after 3 game(s); scoring: win 2, draw 1, loss 0"
     assert rows[2].split() == [
         "A",
         "Scan",

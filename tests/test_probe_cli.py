@@ -88,6 +88,9 @@ def test_probe_finds_the_peer_and_its_bridge_command_plays_a_game(
         # The serial engine played that game to its end (its session ends with it: stop code 1).
         assert engine.out.expect("game 1:", timeout=10)
         assert engine.wait(timeout=10) == 0
+        # The probe's stray bytes are folded (issue 24: one WARNING per byte, 50+ lines).
+        log = engine.stderr()
+        assert log.count(" line: ") <= 10, log  # ESC-FS at 2400 baud: 36 before, now 5 + 1
         vpair.stop()
 
 

@@ -156,22 +156,22 @@ def test_pdn_with_an_illegal_move_and_a_violation_comment(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(
-    ("content", "message"),
+    ("content", "message", "code"),
     [
-        (None, "cannot read"),
-        ("this is not a game\n", "is not a PDN tag"),
-        ("", "no game found"),
-        ('{"kind": "event", "text": "bridge started"}\n', "no DXP message"),
+        (None, "cannot read", 2),  # the file named cannot be read: a usage error
+        ("this is not a game\n", "is not a PDN tag", 1),
+        ("", "no game found", 1),
+        ('{"kind": "event", "text": "bridge started"}\n', "no DXP message", 1),
     ],
 )
-def test_unreadable_file_is_one_line_and_exit_1(
-    tmp_path: Path, content: str | None, message: str
+def test_unreadable_file_is_one_line_and_exit_2(
+    tmp_path: Path, content: str | None, message: str, code: int
 ) -> None:
     path = tmp_path / "input"
     if content is not None:
         path.write_text(content)
     out = run(path)
-    assert out.returncode == 1
+    assert out.returncode == code
     assert out.stdout == ""
     assert out.stderr.startswith("dxserial: error: ") and message in out.stderr
     assert len(out.stderr.splitlines()) == 1

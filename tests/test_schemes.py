@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from dxserial.engine.endpoint import EndpointKind, parse_engine_endpoint
 from dxserial.errors import ConfigError
 from dxserial.transports.dosbox import SCHEMES as DOSBOX_SCHEMES
-from dxserial.transports.schemes import SCHEMES, choices, lookup
+from dxserial.transports.schemes import SCHEMES, address, choices, lookup
 
 ENDPOINT_CHOICES = (
     "use one of: tcp://, listen://, socket://, dosbox://, dosbox-listen://, rfc2217://, hwgrep:// "
@@ -32,7 +33,7 @@ def test_unknown_scheme_names_it_and_lists_the_choices(argv: list[str], offer: s
         [sys.executable, "-m", "dxserial", *argv],
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
     )
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stdout == ""  # failed before any "ready" line
     (line,) = result.stderr.splitlines()
     assert line.startswith("dxserial: error: unknown scheme 'tcpp://'")
@@ -56,3 +57,52 @@ def test_endpoint_kinds_come_from_the_table() -> None:
     assert parse_engine_endpoint("dosbox://127.0.0.1:5555").kind is EndpointKind.SERIAL
     assert parse_engine_endpoint("/dev/ttyUSB0").kind is EndpointKind.SERIAL
     assert parse_engine_endpoint("rfc2217://10.0.0.2:7000").kind is EndpointKind.SERIAL
+
+
+def run_cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dxserial", *argv],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.parametrize("typo", ["tcp:/127.0.0.1:27531", "tcp:127.0.0.1:27531", "127.0.0.1:27531"])
+def test_a_url_typo_is_not_taken_for_a_device(typo: str) -> None:
+    """Issue 24: these said 'cannot open ...: no such device — check ... plugged in'."""
+    result = run_cli("engine", typo, "--role", "follower")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"dxserial: error: {typo}: not a device; did you mean tcp://127.0.0.1:27531?"
+    ]
+
+
+def test_typos_everywhere_a_port_or_endpoint_is_read() -> None:
+    with pytest.raises(ConfigError, match=r"did you mean socket://h:5555 or rfc2217://h:5555\?"):
+        lookup("h:5555", endpoints=False)  # a serial port: tcp:// would be refused there
+    with pytest.raises(ConfigError, match="'tcp://' is an engine endpoint, not a serial port"):
+        lookup("tcp:/h:1", endpoints=False)
+    with pytest.raises(ConfigError, match=r"did you mean listen://\[::1\]:0\?"):
+        parse_engine_endpoint("listen:[::1]:0")
+    with pytest.raises(ConfigError, match=r"did you mean rfc2217://h:1\?"):
+        lookup("RFC2217:/h:1", endpoints=False)
+    for path in ("/dev/ttyUSB0", "COM3", "/tmp/ttyA", "dev/serial/by-id/usb-FTDI:x"):
+        assert lookup(path, endpoints=True) is None
+
+
+def test_options_taking_host_port_accept_their_own_scheme() -> None:
+    assert address("tcp://127.0.0.1:27531", "--connect", ("tcp",)) == "127.0.0.1:27531"
+    assert address("listen://0.0.0.0:1", "--listen", ("tcp", "listen")) == "0.0.0.0:1"
+    assert address("http://127.0.0.1:8080/", "--web", ("http",)) == "127.0.0.1:8080"
+    assert address("[::1]:8080", "--web", ("http",)) == "[::1]:8080"
+    with pytest.raises(ConfigError, match=r"--web https://h:1: expected HOST:PORT \(or http://"):
+        address("https://h:1", "--web", ("http",))
+    with pytest.raises(ConfigError, match=r"--connect listen://h:1: expected HOST:PORT \(or tcp://"):
+        address("listen://h:1", "--connect", ("tcp",))
+
+
+def test_bridge_takes_tcp_and_http_urls_for_its_addresses(tmp_path: Path) -> None:
+    """These said 'bad address ...: write an IPv6 address in brackets, [::1]:27531'."""
+    missing = str(tmp_path / "ttyNope")
+    result = run_cli("bridge", missing, "--connect", "tcp://127.0.0.1:1", "--web", "http://127.0.0.1:0")
+    assert result.returncode == 1  # the addresses were taken; the port is what is missing
+    assert "bad address" not in result.stderr and "ttyNope" in result.stderr

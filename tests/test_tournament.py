@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,7 +143,7 @@ def test_crosstable_scores_two_one_zero() -> None:
     assert [scores.lines[n].points for n in "abc"] == [5, 1, 0]
     assert scores.order() == ["a", "b", "c"]
     table = scores.table(4, 6)
-    assert table[0] == "crosstable after 4 of 6 game(s) (win 2, draw 1, loss 0):"
+    assert table[0] == "crosstable after 4 of 6 game(s); scoring: win 2, draw 1, loss 0"
     row_a = table[2].split()
     assert row_a[:4] == ["1", "a", "(Eng)", "x"]
     assert row_a[4:6] == ["3/4", "2/2"] and row_a[6] == "5/6" and row_a[7] == "2-1-0-0"
@@ -157,7 +159,12 @@ def test_elo_from_the_score_with_a_95_percent_interval() -> None:
     assert elo_estimate(70, 20, 10).high - elo_estimate(70, 20, 10).low < strong.high - strong.low
     perfect = elo_estimate(4, 0, 0)
     assert math.isinf(perfect.diff) and perfect.text().startswith("+inf")
-    assert elo_estimate(0, 3, 0).text() == "+0 [+0, +0]"
+    # Eight draws: no spread seen is not a proof of equal strength (issue 24: +0 [+0, +0]).
+    draws = elo_estimate(0, 8, 0)
+    assert draws.diff == 0 and draws.low < -200 and draws.high > 200
+    assert draws.text() == "+0 [-297, +297]"
+    assert elo_estimate(0, 80, 0).high < draws.high  # more draws: narrower
+    assert math.isfinite(elo_estimate(8, 0, 0).low)
 
 
 def test_state_survives_a_restart_and_refuses_another_tournament(tmp_path: Path) -> None:
@@ -171,3 +178,25 @@ def test_state_survives_a_restart_and_refuses_another_tournament(tmp_path: Path)
     with pytest.raises(ConfigError, match="different tournament"):
         State.load(path, "other")
     assert State.load(tmp_path / "none.json", "abc").games == {}
+
+
+def test_every_key_of_the_file_is_described_and_the_example_reads() -> None:
+    """`dxserial tournament --keys` (issue 24: --help did not describe the file's keys)."""
+    from dxserial.programs import tournament, tournament_keys
+
+    assert set(tournament_keys.TOP) == {*tournament._DEFAULTS, "gauntlet"}
+    text = tournament_keys.example()
+    engines = text[text.index("[engines.NAME]"):]
+    two = text.replace(engines, engines.replace("NAME", "a") + "\n" + engines.replace("NAME", "b"))
+    spec = TournamentSpec.from_toml(two)
+    assert [e.name for e in spec.engines] == ["a", "b"] and spec.engines[0].baud == 2400
+    shown = subprocess.run(
+        [sys.executable, "-m", "dxserial", "tournament", "--keys"], capture_output=True,
+        text=True, timeout=60,
+    )
+    assert shown.returncode == 0 and shown.stdout.strip() == text
+    helped = subprocess.run(
+        [sys.executable, "-m", "dxserial", "tournament", "--help"], capture_output=True,
+        text=True, timeout=60,
+    )
+    assert "--keys" in helped.stdout

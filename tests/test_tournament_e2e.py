@@ -81,7 +81,7 @@ def test_round_robin_killed_halfway_and_resumed(tmp_path: Path) -> None:
         if ser2net is not None:
             ser2net.close()
     left = total - len(before)
-    assert any(line.endswith(f"{total} game(s), {left} left (resumed), 2 at a time, PDN in {tmp_path / 'games'}") for line in out), out
+    assert any(line.endswith(f"{total} game(s), {left} left (resumed), 2 game(s) at the same time, PDN in {tmp_path / 'games'}") for line in out), out
     assert not [line for line in out if "forfeit" in line or "failed" in line], out
     played = [line for line in out if re.match(r"\[\d+/\d+\] game \d+:", line)]
     assert len(played) == left, played
@@ -103,7 +103,7 @@ def test_round_robin_killed_halfway_and_resumed(tmp_path: Path) -> None:
     assert [line.split()[0] for line in listed] == [str(n) for n in range(1, total + 1)]
     assert all(line.endswith(f"({after[n]['reason']})") for n, line in enumerate(listed, 1))
     table = out[out.index(next(x for x in out if x.startswith("crosstable after"))):]
-    assert table[0] == f"crosstable after {total} of {total} game(s) (win 2, draw 1, loss 0):"
+    assert table[0] == f"crosstable after {total} of {total} game(s); scoring: win 2, draw 1, loss 0"
     rows = table[2:6]
     assert sorted(r.split()[1] for r in rows) == ["alpha", "beta", "delta", "gamma"]
     assert sum(int(r.split()[-5].split("/")[0]) for r in rows) == 2 * total  # every game: 2 points

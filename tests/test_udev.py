@@ -20,7 +20,7 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from dxserial.cli import app
+from dxserial.cli import app, udev_cmd
 from dxserial.cli.bridge_cmd import CONFIG_KEYS
 from dxserial.errors import ConfigError
 from dxserial.host import udev
@@ -32,6 +32,13 @@ UNIT = "etc/systemd/system/dxserial@.service"
 BRIDGE_KEYS = set(CONFIG_KEYS)  # what `dxserial bridge --config` accepts
 
 runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _installable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' own dxserial may live under /root or /tmp (a CI clone): in-process
+    installs skip that check; tests/test_udev.py::test_install_refuses_* make it."""
+    monkeypatch.setattr(udev_cmd, "unit_cannot_run", lambda exe, *, this: None)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -149,13 +156,45 @@ def test_predicted_names_follow_the_rules() -> None:
         assert udev.NAME_RE.fullmatch(name)
 
 
-def test_home_warning(tmp_path: Path) -> None:
-    assert udev.home_warning("/usr/local/bin/dxserial") is None
-    assert udev.home_warning("/home/ann/.local/bin/dxserial")
-    script = tmp_path / "dxserial"
-    script.write_text("#!/root/venv/bin/python3\nprint()\n")
-    warning = udev.home_warning(str(script))
-    assert warning and "/root/venv/bin/python3" in warning
+def test_unit_cannot_run_under_a_home_or_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert udev.unit_cannot_run("/usr/local/bin/dxserial", this=False) is None
+    home = udev.unit_cannot_run("/home/ann/.local/bin/dxserial", this=False)
+    assert home and "/home/ann/.local/bin/dxserial is under /home" in home and "ProtectHome" in home
+    tmp = udev.unit_cannot_run("/tmp/clone/.venv/bin/dxserial", this=False)
+    assert tmp and "PrivateTmp=yes" in tmp
+    # A venv's python that is a symlink into a home directory (as pyenv makes it):
+    fake_home = tmp_path / "home"
+    (fake_home / "bin").mkdir(parents=True)
+    (fake_home / "bin/python3").write_text("")
+    venv = tmp_path / "opt/venv/bin"
+    venv.mkdir(parents=True)
+    (venv / "python3").symlink_to(fake_home / "bin/python3")
+    (venv / "dxserial").write_text(f"#!{venv / 'python3'}\nprint()\n")
+    monkeypatch.setattr(udev, "_HOMES", (str(fake_home),))
+    monkeypatch.setattr(udev, "_TMPS", ())
+    found = udev.unit_cannot_run(str(venv / "dxserial"), this=False)
+    assert found and found.startswith(f"{fake_home / 'bin/python3'} is under {fake_home}")
+
+
+def test_install_refuses_a_dxserial_the_unit_cannot_reach(tmp_path: Path) -> None:
+    """Issue 24: it wrote a unit that could not start (PrivateTmp, ProtectHome)."""
+    script = tmp_path / "dxserial"  # under /tmp: PrivateTmp=yes hides it from the unit
+    script.write_text("#!/usr/bin/python3\n")
+    root = tmp_path / "root"
+    result = run_cli("udev", "install", "--root", str(root), "--exec", str(script))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"dxserial: error: not installing: {script} is under /tmp")
+    assert len(result.stderr.splitlines()) == 1
+    assert not root.exists()  # refused before writing anything
+
+
+def test_install_with_names_mentions_no_example_it_did_not_write(tmp_path: Path) -> None:
+    named = runner.invoke(app, ["udev", "install", "--root", str(tmp_path), "--name", "sn_X_00"])
+    assert named.exit_code == 0, named.output
+    assert not (tmp_path / "etc/dxserial/example.toml").exists()
+    assert "example.toml" not in named.output
+    bare = runner.invoke(app, ["udev", "install", "--root", str(tmp_path / "b")])
+    assert "(example: /etc/dxserial/example.toml)" in bare.output
 
 
 # --- the checker -------------------------------------------------------------------------
@@ -365,8 +404,8 @@ def test_install_does_not_replace_a_foreign_rules_file_without_force(tmp_path: P
 
 def test_install_where_a_directory_is_a_file(tmp_path: Path) -> None:
     (tmp_path / "etc").write_text("not a directory\n")
-    result = run_cli("udev", "install", "--root", str(tmp_path))
-    assert result.returncode == 1
+    result = run_cli("udev", "install", "--root", str(tmp_path), "--exec", "/usr/bin/dxserial")
+    assert result.returncode == 2
     assert result.stderr.strip() == f"dxserial: error: {tmp_path / 'etc'} is not a directory"
 
 
@@ -388,7 +427,7 @@ def test_install_without_permission_exits_77_with_the_sudo_line(tmp_path: Path) 
     target.chmod(0o555)
     result = subprocess.run(
         [sys.executable, "-c", _WITHOUT_DAC, "udev", "install", "--root", str(target),
-         "--name", "sn_X_00"],
+         "--name", "sn_X_00", "--exec", "/usr/bin/dxserial"],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     if result.returncode == 99:
@@ -402,7 +441,7 @@ def test_install_without_permission_exits_77_with_the_sudo_line(tmp_path: Path) 
     )
     assert lines[1:3] == [
         "Run it as root:",
-        f"  sudo {exe} udev install --root {target} --name sn_X_00",
+        f"  sudo {exe} udev install --root {target} --name sn_X_00 --exec /usr/bin/dxserial",
     ]
     assert list(target.iterdir()) == []
 
@@ -421,6 +460,7 @@ def test_permission_denied_as_a_normal_user_would_see_it(
     ]
     assert list(tmp_path.iterdir()) == []
     monkeypatch.undo()
+    monkeypatch.setattr(udev_cmd, "unit_cannot_run", lambda exe, *, this: None)  # undone too
     assert runner.invoke(app, ["udev", "install", "--root", str(tmp_path)]).exit_code == 0
     monkeypatch.setattr(udev, "may_write", lambda directory: False)
     monkeypatch.setattr(os, "geteuid", lambda: 1000)

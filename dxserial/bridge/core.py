@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +66,19 @@ COUNT_KEYS = (
 )
 
 
+def counts_line(counts: dict[str, int]) -> str:
+    """The bridge's last line: ``bridge stopped: serial->tcp 12, tcp->serial 11, ...``."""
+    return "bridge stopped: " + ", ".join(f"{key} {value}" for key, value in counts.items())
+
+
+def read_counts(log: str) -> dict[str, int]:
+    """The counts of the last :func:`counts_line` in ``log`` (empty if there is none)."""
+    found = re.findall(r"bridge stopped: ((?:[a-z>-]+ \d+(?:, )?)+)$", log, re.MULTILINE)
+    if not found:
+        return {}
+    return {key: int(value) for key, value in (p.rsplit(" ", 1) for p in found[-1].split(", "))}
+
+
 class Bridge:
     """Runs until :meth:`stop`; every side effect goes through the transports."""
 
@@ -115,6 +129,7 @@ class Bridge:
         self._serial_gone: asyncio.TimerHandle | None = None
         self._flood = FloodGuard()
         self.listen_address: tuple[str, int] | None = None
+        self._ready = False
 
     @property
     def counters(self) -> dict[str, int]:
@@ -156,13 +171,10 @@ class Bridge:
         if kind is not None:
             show, hidden = self._flood.allow(kind, self._now())
             if hidden:
+                tail = " (counted only; every message is in the trace)"
                 self._emit(
                     logging.WARNING,
-                    f"{hidden} more '{kind}' lines in the last {self._flood.window:g} s not "
-                    "shown" + (
-                        " (counted only; every message is in the trace)"
-                        if self._files.tracing else " (counted only)"
-                    ),
+                    self._flood.summary(kind, hidden, *((tail,) if self._files.tracing else ())),
                 )
             if not show:
                 return
@@ -226,6 +238,7 @@ class Bridge:
                 self.listen_address = (str(sock[0]), int(sock[1]))
                 where = f"listening on {self.listen_address[0]}:{self.listen_address[1]}"
             ready = f"bridge ready: {self.cfg.port} <-> {where}"
+            self._ready = True
             if self._on_ready is not None:
                 self._on_ready(ready)  # the caller shows it: log it only at debug level
                 log.debug("%s", ready)
@@ -251,7 +264,8 @@ class Bridge:
                 self._timer.cancel()
             for kind, count in self._flood.drain():
                 self._emit(logging.WARNING, f"{count} more '{kind}' lines not shown")
-            self._emit(logging.INFO, f"bridge stopped; counts: {self.counters}")
+            if self._ready:  # a start-up error (port taken) is the one line to read, alone
+                self._emit(logging.INFO, counts_line(self.counters))
             self._files.close()
 
     def _say_what_is_exposed(self) -> None:
@@ -471,6 +485,9 @@ class Bridge:
                     self._now(),
                 )
             )
+        if self._stopping.is_set():  # the bridge hung up: shutdown() reports the rest
+            self._log(logging.INFO, f"closed the connection of TCP peer {link.peer}: stopping")
+            return
         self._log(
             logging.INFO,
             f"TCP peer {link.peer} went away ({why}); serial side stays open",

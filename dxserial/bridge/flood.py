@@ -29,6 +29,10 @@ class FloodGuard:
         self._seen[kind] = (start, shown, hidden + 1)
         return False, summary
 
+    def summary(self, kind: str, hidden: int, tail: str = " (counted only)") -> str:
+        """The line that stands for ``hidden`` lines of ``kind`` not shown."""
+        return f"{hidden} more '{kind}' lines in the last {self.window:g} s not shown{tail}"
+
     def drain(self) -> list[tuple[str, int]]:
         """Counts not yet reported, for a last word at shutdown."""
         out = [(kind, hidden) for kind, (_, _, hidden) in self._seen.items() if hidden]

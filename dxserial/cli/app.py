@@ -107,6 +107,9 @@ class LazyGroup(TyperGroup):
             self.commands[args[0]] = _load(args[0])
         name, command, rest = super().resolve_command(ctx, args)
         if command is not None:
+            from dxserial.cli.common import add_shared_options  # the command imported it
+
+            add_shared_options(command)
             plain_flags(command, ctx)
         return name, command, rest
 
@@ -133,7 +136,8 @@ def _load(name: str) -> Any:
 
 
 def plain_flags(command: Any, ctx: Any = None) -> None:
-    """Show no value placeholder (``<bool>``, ``<int>``) after flags and counters in help.
+    """Show no value placeholder (``<bool>``, ``<int>``) after flags and counters in help,
+    and no ``[env var: ...]`` line under every option.
 
     typer's rich help prints one even for options that take no value, which reads as if
     ``--rtscts true`` or ``-v 2`` were expected.
@@ -142,6 +146,10 @@ def plain_flags(command: Any, ctx: Any = None) -> None:
         flag = isinstance(param, TyperOption) and (param.is_flag or param.count)
         if flag and param.metavar is None:
             param.metavar = ""
+        if isinstance(param, TyperOption) and param.count:
+            param.show_default = False  # "[default: 0]" under -v says nothing
+        # One line per option is enough: a command with DXSERIAL_* variables says so once.
+        param.show_envvar = False
     if ctx is not None:
         help_option = command.get_help_option(ctx)
         if isinstance(help_option, TyperOption):
@@ -165,6 +173,7 @@ app = typer.Typer(
     rich_markup_mode="markdown",
     pretty_exceptions_enable=False,
     add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
 )
 
 

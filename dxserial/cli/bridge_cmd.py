@@ -16,11 +16,21 @@ from dxserial.bridge import Bridge, BridgeConfig, IPNetwork
 from dxserial.bridge.policy import parse_networks
 from dxserial.bridge.settings import DEFAULT_PEER_GRACE, DEFAULT_SERIAL_GRACE
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging, note_pty_speed, nulmodem_settings, option_given
+from dxserial.cli.common import (
+    QUIET_HELP,
+    VERBOSE_HELP,
+    configure_logging,
+    log_crossing,
+    note_pty_speed,
+    nulmodem_settings,
+    option_given,
+    wire_logging,
+)
 from dxserial.config import layered
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
 from dxserial.game.trace import TraceWriter
+from dxserial.transports.schemes import address
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import parse_endpoint
 
@@ -31,40 +41,34 @@ def bridge_command(
     port: str | None = typer.Argument(
         None,
         envvar="DXSERIAL_PORT",
-        help="Serial port (or 'port' in --config): a device such as /dev/ttyUSB0 (a "
-        "/dev/serial/by-id/... path survives replugging), or a pyserial URL with a file "
-        "descriptor such as socket://127.0.0.1:5555 "
-        "(DOSBox 'nullmodem transparent:1').",
+        help="Serial port: /dev/ttyUSB0 (a /dev/serial/by-id/... path survives replugging), "
+        "socket://, dosbox://, rfc2217://HOST:PORT ...",
         show_default=False,
     ),
     config_file: Path | None = typer.Option(
         None,
         "--config",
-        help="Read settings from a TOML file whose keys are these options' long names "
-        "(echo_timeout for --echo-timeout). The command line wins over DXSERIAL_* "
-        "environment variables (DXSERIAL_BAUD, ...), which win over the file.",
+        help="TOML file of these settings (echo_timeout = 1.0 for --echo-timeout).",
         show_default=False,
     ),
     link: str = typer.Option(
         "nulmodem",
         "--link",
         envvar="DXSERIAL_LINK",
-        help="Layer 1 on the serial line: 'nulmodem' (the DOS-era echo handshake) or 'nul' "
-        "(NUL-terminated messages, as over TCP).",
+        help="Serial framing: 'nulmodem' (the DOS-era echo handshake) or 'nul'.",
     ),
     listen: str | None = typer.Option(
         None,
         "--listen",
         envvar="DXSERIAL_LISTEN",
-        help="Wait for the TCP engine on HOST:PORT (default 127.0.0.1:27531, the DXP port; "
-        "another interface only when you name it).",
+        help="Wait for the TCP engine on HOST:PORT (default 127.0.0.1:27531).",
         show_default=False,
     ),
     connect: str | None = typer.Option(
         None,
         "--connect",
         envvar="DXSERIAL_CONNECT",
-        help="Connect to a TCP engine listening on HOST:PORT instead (reconnects when it goes).",
+        help="Connect to a TCP engine on HOST:PORT instead (and reconnect).",
         show_default=False,
     ),
     baud: int = typer.Option(
@@ -126,15 +130,14 @@ def bridge_command(
         "--start-byte",
         rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_START_BYTE",
-        help="NULMODEM start character S. The protocol page's value could not be confirmed; "
-        "dxserial also learns the one a peer uses when the peer sends first.",
+        help="NULMODEM start character S (also learnt from a peer that speaks first).",
     ),
     end_byte: str = typer.Option(
         "0x03",
         "--end-byte",
         rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_END_BYTE",
-        help="NULMODEM end character E (same caveat as --start-byte).",
+        help="NULMODEM end character E.",
     ),
     echo_timeout: float = typer.Option(
         5.0,
@@ -148,49 +151,42 @@ def bridge_command(
         "--max-attempts",
         rich_help_panel="NULMODEM handshake",
         envvar="DXSERIAL_MAX_ATTEMPTS",
-        help="NULMODEM: failed attempts in a row before the link is reported down.",
+        help="NULMODEM: failed attempts in a row before the link is down.",
     ),
     on_invalid: str = typer.Option(
         "drop",
         "--on-invalid",
         envvar="DXSERIAL_ON_INVALID",
-        help="What to do with a message that is not valid DXP: 'drop' it (and log it) or "
-        "'forward' it anyway (and log it).",
+        help="A message that is not valid DXP: 'drop' it or 'forward' it (logged either way).",
     ),
     kick_old: bool = typer.Option(
         False,
         "--kick-old",
         rich_help_panel="TCP clients and security",
         envvar="DXSERIAL_KICK_OLD",
-        help="A second TCP client replaces the first instead of being refused.",
+        help="A second TCP client replaces the first (else it is refused).",
     ),
     peer_grace: float = typer.Option(
         DEFAULT_PEER_GRACE,
         "--peer-grace",
         rich_help_panel="Sessions",
         envvar="DXSERIAL_PEER_GRACE",
-        help="SECONDS a TCP engine that left mid-game has before the bridge ends the game "
-        "towards the serial engine on its behalf (GAMEEND reason 0, stop code 0), so the "
-        "serial engine is ready for the next game. A new TCP engine that speaks first ends it "
-        "at once.",
+        help="Seconds before the game of a TCP engine that left is ended for it (README: "
+        "Sessions).",
     ),
     serial_grace: float = typer.Option(
         DEFAULT_SERIAL_GRACE,
         "--serial-grace",
         rich_help_panel="Sessions",
         envvar="DXSERIAL_SERIAL_GRACE",
-        help="SECONDS a vanished serial port (adapter pulled) has to come back before its "
-        "engine counts as gone: what waits for it is reported lost and its game is ended "
-        "towards the TCP engine.",
+        help="Seconds a vanished serial port has to come back before its engine is gone.",
     ),
     allow: list[str] | None = typer.Option(
         None,
         "--allow",
         rich_help_panel="TCP clients and security",
         envvar="DXSERIAL_ALLOW",
-        help="Accept TCP clients only from these address ranges (e.g. 192.168.1.0/24; repeat "
-        "the option or separate with commas); everyone else is refused with a log line. "
-        "Default: whoever can reach the listening address.",
+        help="Accept TCP and web clients only from these ranges (192.168.1.0/24,...).",
         show_default=False,
     ),
     block_console: bool | None = typer.Option(
@@ -198,58 +194,48 @@ def bridge_command(
         "--block-console/--allow-console",
         rich_help_panel="TCP clients and security",
         envvar="DXSERIAL_BLOCK_CONSOLE",
-        help="Drop CHATs starting with 'console ' (Moby Dam runs them as commands). Default: "
-        "blocked when listening beyond loopback or connecting out, allowed on 127.0.0.1.",
+        help="Drop CHATs starting with 'console ' (default: unless only on 127.0.0.1).",
         show_default=False,
     ),
     referee: str = typer.Option(
         "warn",
         "--referee",
         envvar="DXSERIAL_REFEREE",
-        help="Check every move against the rules of international draughts: 'off'; 'warn' "
-        "(forward, log the violation with the position, mark the game record); 'strict' (an "
-        "illegal or out-of-turn move is not forwarded and its sender gets a CHAT naming the "
-        "problem).",
+        help="Check every move: 'off', 'warn' (log, forward) or 'strict' (do not forward).",
     ),
     pdn: str | None = typer.Option(
         None,
         "--pdn",
         envvar="DXSERIAL_PDN",
-        help="Write every game as a PDN file into DIR (created readable by you only; a game cut "
-        "short is written with result '*').",
+        help="Write every game as a PDN file into DIR.",
         show_default=False,
     ),
     trace: str | None = typer.Option(
         None,
         "--trace",
         envvar="DXSERIAL_TRACE",
-        help="Append one JSON line per message and per event to FILE (written by a thread of "
-        "its own, so a slow disk never delays the line; created readable by you only). "
-        "Actions: queued, delivered, dropped, lost, sent-by-bridge.",
+        help="Append one JSON line per message and event to FILE.",
         show_default=False,
     ),
     web: str | None = typer.Option(
         None,
         "--web",
-        rich_help_panel="Live web view",
         envvar="DXSERIAL_WEB",
-        help="Serve a page at HOST:PORT (a bare port: 127.0.0.1) showing the game played "
-        "through the bridge move by move: board, moves, clocks as DXP gives them, results. "
-        "--allow applies to it as to TCP clients. Needs dxserial[web].",
+        help="Serve the live page of the game at HOST:PORT (needs dxserial[web]).",
         show_default=False,
     ),
     verbose: int = typer.Option(
-        0, "--verbose", "-v", count=True, envvar="DXSERIAL_VERBOSE", help="More log (-vv: debug)."
+        0, "--verbose", "-v", count=True, envvar="DXSERIAL_VERBOSE", help=VERBOSE_HELP
     ),
-    quiet: bool = typer.Option(
-        False, "--quiet", "-q", envvar="DXSERIAL_QUIET", help="Only warnings and errors."
-    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", envvar="DXSERIAL_QUIET", help=QUIET_HELP),
 ) -> None:
     """Bridge a DXP engine on a serial port to a DXP engine on TCP.
 
-    Each message crosses byte for byte; only the framing changes. Invalid messages, dialogue
-    violations and NULMODEM duplicates are logged with direction, raw bytes and reason.
-    Runs until Ctrl-C or SIGTERM, then finishes the message in flight (up to a second).
+    Each message crosses byte for byte; only the framing changes. Runs until Ctrl-C or
+    SIGTERM. Every option may also be set in the environment (DXSERIAL_BAUD=2400,
+    DXSERIAL_REFEREE=strict ...), which the command line overrides, or in --config FILE,
+    which both override. The README says
+    more (sessions, the referee, the trace).
     """
     given = _merge_config(ctx, config_file, locals())
     port = given["port"]
@@ -302,8 +288,12 @@ def bridge_command(
         serial=settings,
         link="nul" if link == "nul" else "nulmodem",
         nulmodem=nulmodem,
-        listen=parse_endpoint(listen) if listen is not None else ("127.0.0.1", 27531),
-        connect=parse_endpoint(connect) if connect is not None else None,
+        listen=parse_endpoint(address(listen, "--listen", ("tcp", "listen")))
+        if listen is not None
+        else ("127.0.0.1", 27531),
+        connect=parse_endpoint(address(connect, "--connect", ("tcp",)))
+        if connect is not None
+        else None,
         on_invalid=_on_invalid(on_invalid),
         kick_old=kick_old,
         referee=_referee(referee),
@@ -396,6 +386,7 @@ async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None
         bridge = Bridge(
             config, trace=writer, on_ready=say,
             watch=server.publish if server is not None else None,
+            observer=log_crossing if wire_logging() else None,
         )
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, bridge.stop)

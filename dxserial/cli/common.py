@@ -4,18 +4,36 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Any, Protocol
 
 import typer
 
 from dxserial.errors import ConfigError
 from dxserial.protocol.links import NulModemSettings
+from dxserial.protocol.messages import Message, escape
 from dxserial.transports.serial import is_pseudo_terminal
+from dxserial.wirelog import WIRE, enabled
+
+#: What -v, -vv and -q mean, on every command (each gets them from :func:`add_shared_options`).
+VERBOSE_HELP = (
+    "-v: log each message crossing (direction, bytes, what it is); -vv: also the link's "
+    "detail (debug)."
+)
+QUIET_HELP = "Only warnings and errors."
+#: The shared -v/-q as typed (one command runs per process; reset when one is resolved).
+_given: dict[str, Any] = {}
 
 
 def configure_logging(verbose: int, quiet: bool) -> None:
-    """Log to stderr, one line per event, with a timestamp a person can line up with traces."""
+    """Log to stderr, one line per event, with a timestamp a person can line up with traces.
+
+    A command's own ``verbose``/``quiet`` are combined with the shared ``-v``/``-q`` that
+    :func:`add_shared_options` gave it, whichever the user typed.
+    """
+    verbose = max(verbose, _given.get("verbose", 0))
+    quiet = quiet or _given.get("quiet", False)
     level = logging.WARNING if quiet else logging.DEBUG if verbose >= 2 else logging.INFO
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _AroundLiveLine(sys.stderr)
     handler.setFormatter(
         logging.Formatter("%(asctime)s.%(msecs)03d %(levelname)s %(message)s", "%H:%M:%S")
     )
@@ -23,6 +41,76 @@ def configure_logging(verbose: int, quiet: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
+    WIRE.setLevel(logging.INFO if verbose >= 1 and not quiet else logging.WARNING)
+
+
+class LiveLine(Protocol):
+    """A status line redrawn in place on the terminal (cli.display.TerminalProgress)."""
+
+    def hide(self) -> None: ...
+    def show(self) -> None: ...
+
+
+#: The live line on the terminal, if a command draws one: log lines must not run into it.
+live_line: list[LiveLine] = []
+
+
+class _AroundLiveLine(logging.StreamHandler):  # type: ignore[type-arg]
+    """Clears the live line before a log line and draws it again after."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        for line in live_line:
+            line.hide()
+        super().emit(record)
+        for line in live_line:
+            line.show()
+
+
+def log_crossing(direction: str, message: Message) -> None:
+    """The -v line for one message crossing: direction, what it is, its bytes."""
+    wire = message.wire
+    WIRE.info("%s %s '%s' (%d bytes)", direction, message.NAME, escape(wire), len(wire))
+
+
+def wire_logging() -> bool:
+    """True under -v: callers then pass :func:`log_crossing` where messages cross."""
+    return enabled()
+
+
+def _shared(name: str) -> Any:
+    def callback(_ctx: Any, _param: Any, value: Any) -> None:
+        _given[name] = value
+        configure_logging(0, False)
+
+    return callback
+
+
+def add_shared_options(command: Any) -> None:
+    """Give ``command`` (and a group's subcommands) ``-v``/``-vv`` and ``-q`` if it does not
+    declare them itself, so every command has them with one meaning."""
+    from typer.core import TyperGroup, TyperOption
+
+    _given.clear()
+    if isinstance(command, TyperGroup):
+        for sub in command.commands.values():
+            add_shared_options(sub)
+        return
+    names = {param.name for param in command.params}
+    names |= {opt for param in command.params for opt in getattr(param, "opts", ())}
+    if not names & {"verbose", "-v", "--verbose"}:
+        command.params.append(
+            TyperOption(
+                param_decls=["--verbose", "-v"], count=True, default=0, expose_value=False,
+                callback=_shared("verbose"), help=VERBOSE_HELP, metavar="",
+            )
+        )
+    if not names & {"quiet", "-q", "--quiet"}:
+        command.params.append(
+            TyperOption(
+                param_decls=["--quiet", "-q"], is_flag=True, default=False, expose_value=False,
+                callback=_shared("quiet"), help=QUIET_HELP, metavar="",
+            )
+        )
 
 
 def option_given(ctx: typer.Context, name: str, value: object) -> bool:

@@ -21,15 +21,22 @@ class TerminalProgress:
 
     def line(self, text: str) -> None:
         """A line that stays (the live line is cleared first and redrawn after)."""
-        if self._showing:
-            self._write("\r\x1b[K")
-            self._showing = False
+        self.hide()
         self._write(text + "\n")
         self._redraw()
 
     def update(self, text: str) -> None:
         """The live line: the game in progress (nothing when not on a terminal)."""
         self.status = text
+        self._redraw()
+
+    def hide(self) -> None:
+        """Clear the live line for a moment (a log line is written to the terminal)."""
+        if self._showing:
+            self._write("\r\x1b[K")
+            self._showing = False
+
+    def show(self) -> None:
         self._redraw()
 
     def _redraw(self) -> None:
@@ -39,9 +46,7 @@ class TerminalProgress:
 
     def clear(self) -> None:
         self.status = ""
-        if self._showing:
-            self._write("\r\x1b[K")
-            self._showing = False
+        self.hide()
 
 
 def stdout_progress() -> TerminalProgress:
@@ -51,7 +56,12 @@ def stdout_progress() -> TerminalProgress:
         sys.stdout.write(text)
         sys.stdout.flush()
 
-    return TerminalProgress(write, live=sys.stdout.isatty())
+    progress = TerminalProgress(write, live=sys.stdout.isatty())
+    if progress.live:
+        from dxserial.cli.common import live_line
+
+        live_line[:] = [progress]
+    return progress
 
 
 Publish = Callable[[dict[str, Any]], None]

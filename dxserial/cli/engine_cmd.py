@@ -11,7 +11,7 @@ import typer
 
 from dxserial import runtime
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging, nulmodem_settings
+from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging, nulmodem_settings
 from dxserial.engine.endpoint import EngineEndpoint, LinkKind, LinkOptions, parse_engine_endpoint
 from dxserial.engine.hub_process import HubMover, hub_name
 from dxserial.engine.player import (
@@ -183,8 +183,8 @@ def engine_command(
         "session: exit 1 with one line. Its 'id' name is used unless --name is given.",
         show_default=False,
     ),
-    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=VERBOSE_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Play DXP with the built-in engine (a small alpha-beta search) on ENDPOINT.
 

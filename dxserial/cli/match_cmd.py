@@ -10,7 +10,7 @@ import typer
 
 from dxserial import runtime
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging
+from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import Publish, run_watched, stdout_progress
 from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
 from dxserial.engine.endpoint import EngineEndpoint
@@ -144,8 +144,8 @@ def match_command(
         show_default=False,
     ),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
-    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=VERBOSE_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Play a match between two follower engines; dxserial is the initiator to both.
 

@@ -9,7 +9,7 @@ import typer
 
 from dxserial import runtime
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging
+from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import run_watched, stdout_progress
 from dxserial.cli.engine_cmd import link_options
 from dxserial.engine.player import DEFAULT_NAME, check_name
@@ -17,9 +17,23 @@ from dxserial.errors import ConfigError
 from dxserial.programs.tournament_runner import Tournament, load_spec
 
 
+def _print_keys(value: bool) -> None:
+    if value:
+        from dxserial.programs.tournament_keys import example
+
+        typer.echo(example())
+        raise typer.Exit()
+
+
 @app.command("tournament")
 def tournament_command(
-    file: Path = typer.Argument(..., metavar="FILE", help="The tournament file (TOML)."),
+    file: Path = typer.Argument(
+        ..., metavar="FILE", help="The tournament file (TOML; --keys shows every key)."
+    ),
+    keys: bool = typer.Option(
+        False, "--keys", is_eager=True, callback=_print_keys,
+        help="Print every key of the tournament file, with an example, and exit.",
+    ),
     resume: bool = typer.Option(
         False, "--resume", help="Continue the tournament whose state is in the pdn folder."
     ),
@@ -50,8 +64,8 @@ def tournament_command(
         5, "--max-attempts", help="NULMODEM: failed attempts in a row before the link is down."
     ),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
-    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=VERBOSE_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Play a round robin or a gauntlet between engines listed in a TOML file.
 

@@ -17,6 +17,7 @@ from typing import NoReturn
 import typer
 
 from dxserial.cli.app import app
+from dxserial.errors import ConfigError
 from dxserial.files import read_text
 from dxserial.host.udev import (
     EXIT_NOPERM,
@@ -28,13 +29,13 @@ from dxserial.host.udev import (
     check_rules,
     count_rules,
     dxserial_executable,
-    home_warning,
     install,
     plan_install,
     render,
     shipped_file,
     udevadm_verify,
     uninstall,
+    unit_cannot_run,
 )
 
 udev_app = typer.Typer(
@@ -105,6 +106,9 @@ def install_command(
     for name in names or ():
         check_name(name)
     exe = exec_path or dxserial_executable()
+    unreachable = unit_cannot_run(exe, this=exec_path is None)
+    if unreachable:
+        raise ConfigError(f"not installing: {unreachable}")
     targets = plan_install(root, names or [], exe=exe, group=group)
     try:
         actions = install(targets, force=force)
@@ -127,9 +131,6 @@ def install_command(
     if any(a.verb == "conflict" for a in actions):
         typer.echo("nothing written.", err=True)
         raise typer.Exit(1)
-    warning = home_warning(exe)
-    if warning:
-        typer.echo(f"warning: {warning}", err=True)
     if root == Path("/"):
         try:
             grp.getgrnam(group)
@@ -144,6 +145,8 @@ def install_command(
 
 def _next_steps(root: Path, names: list[str]) -> None:
     name = names[0] if names else "NAME"
+    # The example is written only without --name; with names, their files are the examples.
+    example = "" if names else " (example: /etc/dxserial/example.toml)"
     lines = [
         "",
         "Next, as root:",
@@ -151,8 +154,8 @@ def _next_steps(root: Path, names: list[str]) -> None:
         "  udevadm trigger --subsystem-match=tty --subsystem-match=usb-serial",
         "  systemctl daemon-reload",
         "Then `dxserial ports` shows each adapter's name. Put its bridge settings in",
-        f"/etc/dxserial/{name}.toml (example: /etc/dxserial/example.toml) and replug the",
-        f"adapter, or: systemctl start dxserial@{name}.service",
+        f"/etc/dxserial/{name}.toml{example} and replug the adapter, or:",
+        f"  systemctl start dxserial@{name}.service",
         "The unit runs as a dynamic user (DynamicUser=yes): there is no account to create.",
     ]
     if root != Path("/"):

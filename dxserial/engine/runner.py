@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dxserial.bridge.flood import FloodGuard
 from dxserial.engine.endpoint import EndpointKind, EngineEndpoint
 from dxserial.engine.player import (
     GameBegun,
@@ -97,6 +99,7 @@ class EngineRunner:
         self.endpoint = endpoint
         self._msg_level = logging.INFO if log_messages else logging.DEBUG
         self._on_line = on_line
+        self._flood = FloodGuard(burst=5, window=10.0)
         self._inbox: asyncio.Queue[_Item] = asyncio.Queue()
         self._driver: LinkDriver | None = None
         self._lost = False
@@ -138,6 +141,8 @@ class EngineRunner:
             await driver.close()
             await self.endpoint.release(port)
             await self.endpoint.close()
+            for kind, hidden in self._flood.drain():
+                log.warning("%d more '%s' lines not shown", hidden, kind)
 
     async def _open(self) -> ByteLink | None:
         """Open the endpoint, unless a stop comes first (a listener may wait for long)."""
@@ -167,8 +172,12 @@ class EngineRunner:
         elif isinstance(event, LinkDown):
             self._lost = True
             self._inbox.put_nowait(_Lost(f"the peer stopped answering: {event.error}"))
-        elif isinstance(event, LinkProblem):
-            log.log(event.level, "line: %s", event.error)
+        elif isinstance(event, LinkProblem):  # a flood (a probe's stray bytes) is folded
+            show, hidden = self._flood.allow("line", time.monotonic())
+            if hidden:
+                log.warning("%s", self._flood.summary("line", hidden))
+            if show:
+                log.log(event.level, "line: %s", event.error)
 
     # ------------------------------------------------------------------ dialogue
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dxserial.errors import DxSerialError, PortError
 from dxserial.host.probe import Finding, Open, Prober, Progress, Write
 from dxserial.transports.serial import SerialLink, SerialSettings, open_serial
+from dxserial.wirelog import log_bytes
 
 
 class ProbeRunner:
@@ -68,6 +69,7 @@ class ProbeRunner:
                 self._reader = asyncio.create_task(self._read(self._link), name="probe-reader")
                 self.prober.opened(loop.time())
             elif self._link is not None:
+                log_bytes("probe->engine", action.data)
                 await self._link.write(action.data)
         return bool(actions)
 
@@ -78,6 +80,7 @@ class ProbeRunner:
                 data = await link.read()
                 if not data:
                     raise PortError(f"serial port {self.port}: closed")
+                log_bytes("engine->probe", data)
                 self.prober.feed(data, loop.time())
                 self._wake.set()
         except (DxSerialError, OSError) as exc:

@@ -131,10 +131,18 @@ def dxserial_executable() -> str:
     return f"{sys.executable} -m dxserial"
 
 
-def home_warning(exe: str) -> str | None:
-    """Say so when the unit could not run ``exe``: ProtectHome= hides home directories.
+#: What the unit cannot see: ProtectHome=yes hides these ...
+_HOMES = ("/root", "/home", "/run/user")
+#: ... and PrivateTmp=yes gives it empty ones of its own.
+_TMPS = ("/tmp", "/var/tmp")
 
-    Checks the program and, for a script, the interpreter on its ``#!`` line.
+
+def unit_cannot_run(exe: str, *, this: bool) -> str | None:
+    """Why the unit could not start ``exe``, naming the path; ``None`` if it can.
+
+    Checks the program, the interpreter on a script's ``#!`` line, and (``this``: ``exe``
+    is this dxserial) this interpreter and this package, each also with its symlinks
+    resolved: a venv's python is often a link into a home directory (pyenv).
     """
     program = exe.split()[0]
     paths = [program]
@@ -145,15 +153,18 @@ def home_warning(exe: str) -> str | None:
             paths.append(first[2:].decode("utf-8", "replace").split()[0])
     except (OSError, IndexError):
         pass
-    homes = ("/root", "/home", "/run/user")
-    for path in paths:
-        if any(path == top or path.startswith(top + "/") for top in homes):
-            return (
-                f"{path} is under a home directory: the unit's ProtectHome=yes and its "
-                "unprivileged user cannot reach it. Install dxserial system-wide (e.g. "
-                "python3 -m venv /opt/dxserial && /opt/dxserial/bin/pip install dxserial) "
-                "and run install with --exec /opt/dxserial/bin/dxserial."
-            )
+    if this:
+        paths += [sys.executable, str(Path(__file__).resolve().parent.parent)]
+    for path in dict.fromkeys(p for given in paths for p in (given, os.path.realpath(given))):
+        for top in (*_HOMES, *_TMPS):
+            if path == top or path.startswith(top + "/"):
+                hides = "ProtectHome" if top in _HOMES else "PrivateTmp"
+                return (
+                    f"{path} is under {top}, which the unit's {hides}=yes hides: the bridge "
+                    "could not start. Install dxserial system-wide (python3 -m venv "
+                    "/opt/dxserial && /opt/dxserial/bin/pip install dxserial) and run "
+                    "/opt/dxserial/bin/dxserial udev install, or name such an install with --exec"
+                )
     return None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LiveView"]
+__all__ = ["LiveView", "to_move"]
 
 #: Finished games kept on the page (the running ones are always there).
 KEEP_FINISHED = 48
@@ -71,12 +71,13 @@ class LiveView:
     @staticmethod
     def clocked(game: dict[str, Any]) -> dict[str, Any]:
         """The game with each side's time left: the director's clock where it keeps one
-        (``left`` of the move events), else minutes x 60 less the seconds each reported."""
+        (``left`` of the move events), else minutes x 60 less the seconds each reported; and
+        ``to_move``, whose clock the page runs from the moment it gets this update."""
         if game.get("clock"):
-            return {**game, "left": dict(game["clock"])}
+            return {**game, "left": dict(game["clock"]), "to_move": to_move(game)}
         total = round(float(game.get("minutes") or 0) * 60)  # GAMEREQ may say 0.5
         left = {c: (total - used if total else None) for c, used in game["used"].items()}
-        return {**game, "left": left}
+        return {**game, "left": left, "to_move": to_move(game)}
 
     def _forget_old(self) -> None:
         finished = sorted(n for n, g in self.games.items() if g["result"] is not None)
@@ -87,3 +88,14 @@ class LiveView:
         """Everything, for a browser that just connected."""
         games = [self.clocked(self.games[n]) for n in sorted(self.games)]
         return {"type": "snapshot", "title": self.title, "games": games, "table": self.standings}
+
+
+def to_move(game: dict[str, Any]) -> str | None:
+    """"White" or "Black" from the FEN's side character; None once the game is over (or
+    the position is not known)."""
+    if game.get("result") is not None:
+        return None
+    fen = game.get("fen")
+    if not fen:
+        return None if game.get("moves") else "White"
+    return {"W": "White", "B": "Black"}.get(str(fen)[:1].upper())

@@ -211,7 +211,7 @@ def results_table(standings: list[Standing], games: int) -> list[str]:
     """The final table, one engine per row."""
     width = max(len(f"{s.label}  {s.name}") for s in standings)
     head = f"  {'engine'.ljust(width)}  {'W':>3} {'D':>3} {'L':>3} {'*':>3}  score"
-    rows = [f"results after {games} game(s) (win 2, draw 1):", head]
+    rows = [f"results after {games} game(s); scoring: win 2, draw 1, loss 0", head]
     for s in standings:
         who = f"{s.label}  {s.name}".ljust(width)
         rows.append(
@@ -519,7 +519,7 @@ class Match:
             return
         assert side.driver is not None
         side.session.send(msg)
-        log.log(self._msg_level, "-> %s: %s", side.label, escape(msg.wire))
+        log.log(self._msg_level, "-> %s: %s (%s)", side.label, escape(msg.wire), msg.NAME)
         try:
             side.driver.send(msg.wire)
         except DxSerialError as exc:
@@ -569,7 +569,7 @@ class Match:
         if payload is None:
             return None
         msg = payload
-        log.log(self._msg_level, "<- %s: %s", side.label, escape(msg.wire))
+        log.log(self._msg_level, "<- %s: %s (%s)", side.label, escape(msg.wire), msg.NAME)
         if isinstance(msg, Chat):
             log.info("chat from engine %s: %s", side.label, msg.text)
             return None

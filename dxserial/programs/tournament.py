@@ -14,7 +14,10 @@ plays the games.  Decisions:
   finished games against opponents taken as rated 0, mapped with the logistic model
   D = -400 log10(1/p - 1).  Its 95% interval maps p +/- 1.96 s/sqrt(n) the same way, where
   s^2 is the trinomial variance of one game's score (win 1, draw 1/2, loss 0) around p.
-  With a perfect or a zero score the estimate is unbounded (shown as +inf/-inf).
+  With a perfect or a zero score the estimate is unbounded (shown as +inf/-inf).  When every
+  game had the same result the sample shows no spread (s = 0, an interval of zero width, as
+  if 8 draws proved equal strength); s^2 is then taken as p(1 - p), the widest spread that
+  score allows, and at least 1/(4n).
 * **State.**  After every game the finished games are written (atomically) to the state
   file; a resumed tournament plays only the games not in it.  The file records a fingerprint
   of the schedule so that a changed tournament file is refused instead of mixed.
@@ -379,6 +382,8 @@ def elo_estimate(wins: int, draws: int, losses: int) -> Elo:
         return Elo(0, 0.0, 0.0, -math.inf, math.inf)
     p = (wins + 0.5 * draws) / n
     var = (wins * (1 - p) ** 2 + draws * (0.5 - p) ** 2 + losses * p**2) / n
+    if n in (wins, draws, losses):  # no spread seen: not a proof of none (module docstring)
+        var = max(p * (1 - p), 0.25 / n)
     margin = 1.96 * math.sqrt(var / n)
     return Elo(n, p, _logistic_elo(p), _logistic_elo(p - margin), _logistic_elo(p + margin))
 
@@ -456,7 +461,7 @@ class Scores:
         cw = max(5, *(len(c) for row in cells for c in row))
         head = "  ".join(str(i + 1).rjust(cw) for i in range(len(order)))
         out = [
-            f"crosstable after {done} of {total} game(s) (win 2, draw 1, loss 0):",
+            f"crosstable after {done} of {total} game(s); scoring: win 2, draw 1, loss 0",
             f"  #  {'engine'.ljust(width)}  {head}   score  W-D-L-*    Elo [95%]",
         ]
         for i, (me, row) in enumerate(zip(order, cells, strict=True), 1):

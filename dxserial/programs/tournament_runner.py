@@ -258,7 +258,7 @@ class Tournament:
                 f"tournament: {self.spec.event}, {self.spec.format}, {len(self.sides)} engines, "
                 f"{total} game(s)"
                 + (f", {left} left (resumed)" if self.resume else "")
-                + f", {self.concurrency} at a time, PDN in {self.spec.pdn}"
+                + f", {self.concurrency} game(s) at the same time, PDN in {self.spec.pdn}"
             )
             self._tell(self.snapshot_standings())
             await self._loop()

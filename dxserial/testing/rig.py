@@ -3,7 +3,6 @@ on its end A, each a real process; an engine goes on end B."""
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -11,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from dxserial.bridge.core import read_counts
 from dxserial.testing.process import Cli, LineReader
 
 
@@ -81,8 +81,7 @@ class Bridge(Cli):
     def shutdown(self) -> dict[str, int]:
         """Stop it (SIGTERM) and return its final counters (from its last log line)."""
         self.close()
-        found = re.findall(r"bridge stopped; counts: (\{.*\})", self.log())
-        self.counts = ast.literal_eval(found[-1]) if found else {}
+        self.counts = read_counts(self.log())
         return self.counts
 
 

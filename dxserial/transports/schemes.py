@@ -8,6 +8,8 @@ choices that answer lists are the ones the code really accepts.
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Literal, NamedTuple
 
 from dxserial.errors import ConfigError
@@ -59,6 +61,7 @@ def lookup(text: str, *, endpoints: bool) -> Scheme | None:
     it is unknown, or an endpoint scheme where only a serial port will do."""
     name, _ = split_scheme(text)
     if not name:
+        _typo(text, endpoints=endpoints)
         return None
     scheme = BY_NAME.get(name)
     if scheme is not None and (endpoints or scheme.serial):
@@ -71,3 +74,36 @@ def lookup(text: str, *, endpoints: bool) -> Scheme | None:
     if scheme is not None:
         raise ConfigError(f"{text}: '{name}://' is an engine endpoint, not a serial port; {offer}")
     raise ConfigError(f"unknown scheme '{name}://' in {text}; {offer}")
+
+
+# "tcp:/h:p", "tcp:h:p" (socat's spelling): a scheme name, then ":" with fewer than 2 slashes.
+_SHORT_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+-]*):/?(?!/)(.+)")
+# "127.0.0.1:27531", "localhost:27531", "[::1]:27531": an address, where a path was expected.
+_BARE_ADDRESS = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*[A-Za-z0-9]):\d{1,5}")
+
+
+def _typo(text: str, *, endpoints: bool) -> None:
+    """:class:`ConfigError` "did you mean ...?" for a URL mistyped as a device path."""
+    if os.path.exists(text):
+        return
+    short = _SHORT_SCHEME.fullmatch(text)
+    if short is not None and short.group(1).lower() in BY_NAME:
+        meant = f"{short.group(1).lower()}://{short.group(2)}"
+        lookup(meant, endpoints=endpoints)  # tcp:/ for a serial port: that answer instead
+        raise ConfigError(f"{text}: not a device; did you mean {meant}?")
+    if _BARE_ADDRESS.fullmatch(text):
+        meant = f"tcp://{text}" if endpoints else f"socket://{text} or rfc2217://{text}"
+        raise ConfigError(f"{text}: not a device; did you mean {meant}?")
+
+
+def address(text: str, option: str, schemes: tuple[str, ...], form: str = "HOST:PORT") -> str:
+    """``HOST:PORT`` for an option that takes one, accepting ``SCHEME://`` for the
+    ``schemes`` that say the same (``--connect tcp://h:p``, ``--web http://h:p/``);
+    :class:`ConfigError` naming the form expected for any other URL."""
+    name, rest = split_scheme(text.strip())
+    if not name:
+        return text
+    if name in schemes:
+        return rest.rstrip("/")
+    also = " or ".join(f"{s}://{form}" for s in schemes)
+    raise ConfigError(f"{option} {text}: expected {form} (or {also}), not {name}://")

@@ -191,18 +191,23 @@ async def tcp_listen(
     except socket.gaierror as exc:
         raise PortError(f"cannot listen on {where}: unknown host ({exc.strerror})") from None
     except OSError as exc:
-        if exc.errno == errno.EADDRINUSE or "address already in use" in str(exc).lower():
-            raise PortError(
-                f"cannot listen on {where}: address already in use — another program "
-                "(another dxserial bridge?) is listening there; choose another port"
-            ) from None
-        if exc.errno in (errno.EACCES, errno.EPERM):
-            raise PortError(
-                f"cannot listen on {where}: permission denied (ports below 1024 need root)"
-            ) from None
-        if exc.errno == errno.EADDRNOTAVAIL:
-            raise PortError(
-                f"cannot listen on {where}: no interface of this machine has that address; "
-                "use 127.0.0.1, 0.0.0.0 (every interface) or one of its own addresses"
-            ) from None
-        raise PortError(f"cannot listen on {where}: {os_reason(exc)}") from None
+        raise listen_problem(where, exc) from None
+
+
+def listen_problem(where: str, exc: OSError) -> PortError:
+    """One line for a failed listen on ``where`` (the DXP port, the web view's)."""
+    if exc.errno == errno.EADDRINUSE or "address already in use" in str(exc).lower():
+        return PortError(
+            f"cannot listen on {where}: address already in use — another program "
+            "(another dxserial?) is listening there; choose another port"
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return PortError(
+            f"cannot listen on {where}: permission denied (ports below 1024 need root)"
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return PortError(
+            f"cannot listen on {where}: no interface of this machine has that address; "
+            "use 127.0.0.1, 0.0.0.0 (every interface) or one of its own addresses"
+        )
+    return PortError(f"cannot listen on {where}: {os_reason(exc)}")

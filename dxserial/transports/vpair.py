@@ -56,6 +56,8 @@ from typing import Literal
 
 from dxserial.errors import ConfigError, PortError
 from dxserial.transports.uart import UartLine
+from dxserial.wirelog import enabled as wire_enabled
+from dxserial.wirelog import log_bytes
 
 log = logging.getLogger("dxserial.transports.vpair")
 
@@ -632,6 +634,8 @@ class VirtualPair:
             # Only possible if our own slave fd was hung up (e.g. by vhangup()).
             self._do_unplug(end)
             return
+        if wire_enabled():  # -v: each chunk as it crosses, like socat -v
+            log_bytes(f"{end.name}->{'b' if end.name == 'a' else 'a'}", data)
         with self._lock:
             lane.feed(data, time.monotonic())
 
