@@ -118,7 +118,7 @@ def test_two_games_at_once_run_on_their_own_engine_processes(tmp_path: Path) -> 
     cli = Cli("tournament", str(file))
     out = run_to_end(cli)
     assert cli.proc.returncode == 0, out
-    assert any(line.endswith("4 game(s), 2 at a time, PDN in " + str(tmp_path / "games"))
+    assert any(line.endswith("4 game(s), 2 game(s) at the same time, PDN in " + str(tmp_path / "games"))
                for line in out)
     games = tmp_path / "games"
     for name in ("server", "client"):

@@ -182,9 +182,13 @@ def test_state_survives_a_restart_and_refuses_another_tournament(tmp_path: Path)
 
 def test_every_key_of_the_file_is_described_and_the_example_reads() -> None:
     """`dxserial tournament --keys` (issue 24: --help did not describe the file's keys)."""
-    from dxserial.programs import tournament, tournament_keys
+    from dxserial.programs import engine_command, tournament, tournament_keys
 
-    assert set(tournament_keys.TOP) == {*tournament._DEFAULTS, "gauntlet"}
+    assert set(tournament_keys.TOP) == tournament.KNOWN_KEYS - {"engines"}
+    kinds = set().union(*engine_command.KIND_KEYS.values())
+    assert set(tournament_keys.ENGINE) == {
+        "endpoint", "link", "baud", *engine_command.COMMAND_KEYS, *kinds
+    }
     text = tournament_keys.example()
     engines = text[text.index("[engines.NAME]"):]
     two = text.replace(engines, engines.replace("NAME", "a") + "\n" + engines.replace("NAME", "b"))

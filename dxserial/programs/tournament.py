@@ -79,6 +79,8 @@ _DEFAULTS: dict[str, Any] = {
     "on_unreachable": "stop",
 }
 _ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_control, ...
+#: Every top-level key the reader takes (``dxserial tournament --keys`` describes each).
+KNOWN_KEYS = frozenset({*_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file"})
 
 
 @dataclass(frozen=True)
@@ -157,12 +159,11 @@ class TournamentSpec:
     def from_dict(
         cls, data: dict[str, Any], *, source: str = "tournament file", base: Path | None = None
     ) -> TournamentSpec:
-        known = {*_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file"}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - KNOWN_KEYS)
         if unknown:
             raise ConfigError(
                 f"{source}: unknown setting(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(known))}"
+                f"known: {', '.join(sorted(KNOWN_KEYS))}"
             )
         values = {**_DEFAULTS, **data}
         sprt = parse_sprt(data["sprt"], source) if "sprt" in data else None

@@ -1,7 +1,9 @@
 """Every key of a tournament file, with what it means: ``dxserial tournament --keys``.
 
-A test holds this table to the keys the reader accepts (``tournament._DEFAULTS``), so a new
-setting cannot be added without saying here what it does.
+A test holds this table to the keys the reader accepts (``tournament.KNOWN_KEYS``,
+``engine_command.COMMAND_KEYS``), so a new setting cannot be added without saying here what
+it does.  Keys that exclude others (``gauntlet``, ``sprt``, an engine's ``command``) are
+shown commented out, so the example stays a file that reads.
 """
 
 from __future__ import annotations
@@ -19,6 +21,16 @@ TOP: dict[str, tuple[str, str]] = {
     "concurrency": ("1", "games at the same time (--concurrency wins)"),
     "pdn": ('"games"', "folder (relative to the file): a PDN per game, event.pdn, the state"),
     "openings": ('["", "1. 32-28 18-23"]', '"": the normal start; PDN moves or a FEN'),
+    "openings_file": ('"book.txt"', "one FEN or PDN move list a line (relative to the file)"),
+    "on_unreachable": ('"stop"', 'an engine not reached before its first game: "stop" or '
+                       '"forfeit" its games'),
+    "draw_rules": ('"fmjd"', 'FMJD\'s draw rules end games, or "off" (the move limit only)'),
+    "on_false_claim": ('"loss"', 'a GAMEEND claim the position does not bear out: "loss" '
+                       'or "as-claimed"'),
+    "time_control": ('"on"', 'director\'s clocks from minutes/moves; "off"; "Ns": N s a game'),
+    "clock_margin": ("0.3", "seconds a move not charged to the engine (the line's share)"),
+    "sprt": ("{ elo0 = 0, elo1 = 5, alpha = 0.05, beta = 0.05 }",
+             "two engines: play game pairs until the SPRT accepts H0 or H1"),
 }
 
 #: Keys of each [engines.NAME] table.
@@ -26,7 +38,21 @@ ENGINE: dict[str, tuple[str, str]] = {
     "endpoint": ('"tcp://10.0.0.22:27531"', "required: a serial port, tcp:// or listen://"),
     "link": ('"nulmodem"', 'on a serial endpoint: "nulmodem" or "nul" (else --link)'),
     "baud": ("2400", "on a serial endpoint: its speed (else --baud)"),
+    "command": ('["./scan", "dxp"]', "instead of endpoint: an engine the director starts"),
+    "speaks": ('"dxp-server"', 'with command: "dxp-server", "dxp-client", "dosbox", "hub"'),
+    "cwd": ('"scan-3.1"', "with command: its working folder (relative to the file)"),
+    "env": ('{ SCAN_THREADS = "1" }', "with command: environment variables added"),
+    "files": ('{ "scan.ini" = "dxp-port = {port}" }', "with command: files written into cwd"),
+    "max_restarts": ("10", "with command: failures before its games are forfeited"),
+    "stop_grace": ("3", "with command: seconds from SIGTERM to SIGKILL"),
+    "ready_timeout": ("30", "with command: seconds to be ready (else connect_timeout)"),
+    "program": ('"DXENG.COM"', 'speaks = "dosbox": the DOS program (default DXENG.COM)'),
+    "args": ('""', 'speaks = "dosbox": its arguments'),
+    "cycles": ('"max"', 'speaks = "dosbox": DOSBox\'s cpu cycles'),
 }
+
+#: Shown commented out: each needs or excludes something the example does not have.
+COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", *list(ENGINE)[3:]})
 
 
 def example() -> str:
@@ -34,9 +60,8 @@ def example() -> str:
     width = max(len(f"{k} = {v}") for table in (TOP, ENGINE) for k, (v, _) in table.items())
 
     def lines(table: dict[str, tuple[str, str]]) -> list[str]:
-        # gauntlet only goes with format = "gauntlet": shown, but commented out.
         return [
-            f"{'# ' if k == 'gauntlet' else ''}{f'{k} = {v}'.ljust(width)}  # {about}"
+            f"{'# ' if k in COMMENTED else ''}{f'{k} = {v}'.ljust(width)}  # {about}"
             for k, (v, about) in table.items()
         ]
 
