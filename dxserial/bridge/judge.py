@@ -20,7 +20,15 @@ from dxserial.errors import DialogueError, DuplicateMessageError
 from dxserial.game.record import GameRecord, Recorder
 from dxserial.game.referee import GameResult, Policy, Referee, Verdict, ViolationKind, chat_for
 from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, colour_name
-from dxserial.protocol.session import Dialogue, GameStarted, Phase, Role, TakeBack
+from dxserial.protocol.session import (
+    Dialogue,
+    DialogueEvent,
+    GameStarted,
+    HabitSeen,
+    Phase,
+    Role,
+    TakeBack,
+)
 
 Side = Literal["serial", "tcp"]
 SERIAL: Side = "serial"
@@ -50,6 +58,7 @@ class Judgement:
     notes: tuple[str, ...] = ()
     record: GameRecord | None = None
     initiator: Side | None = None  # set when this GAMEREQ (re)assigned the roles
+    habits: tuple[tuple[Side, str], ...] = ()  # dialects this message showed (who, habit)
 
     @property
     def forward(self) -> bool:
@@ -133,9 +142,17 @@ class Judge:
     """Dialogue state, referee and recorder of the engines on both sides of a bridge."""
 
     def __init__(
-        self, referee: RefereeMode = "warn", *, record: bool = False, news: bool = False
+        self,
+        referee: RefereeMode = "warn",
+        *,
+        record: bool = False,
+        news: bool = False,
+        repeats: frozenset[Side] = frozenset({SERIAL}),
     ) -> None:
         self.mode: RefereeMode = referee
+        #: The sides whose line can deliver a message twice (NULMODEM): only there is a
+        #: repeat a retransmission; anywhere else it is what the engine sent (forwarded).
+        self.repeats = repeats
         self._record = record
         self._news_on = news
         self._news: list[GameNews] = []  # in order, until the relay takes them
@@ -215,7 +232,19 @@ class Judge:
         """
         if self.mode == "strict" or isinstance(msg, GameRequest):
             return True
-        return self.dialogue.may_be_repeat(msg, self.roles[sender])
+        return sender in self.repeats and self.dialogue.may_be_repeat(msg, self.roles[sender])
+
+    def would_accept(self, sender: Side, msg: Message) -> bool:
+        """Whether the dialogue takes ``msg`` from ``sender`` as it stands (nothing changes)."""
+        outcome = self.dialogue.fork().attempt(msg, self.roles[sender])
+        return not isinstance(outcome, DialogueError)
+
+    def _habits(self, events: tuple[DialogueEvent, ...] | list[DialogueEvent]) -> tuple[
+        tuple[Side, str], ...
+    ]:
+        return tuple(
+            (self.side_of(e.role), e.habit) for e in events if isinstance(e, HabitSeen)
+        )
 
     def judge(self, sender: Side, msg: Message) -> Judgement:
         initiator = self._learn_roles(sender, msg)
@@ -224,7 +253,10 @@ class Judge:
             return self._dialogue_only(sender, msg, role, initiator)
         verdict = self._referee.observe(msg, role)
         if verdict.kind is ViolationKind.DUPLICATE:
-            return Judgement(role, duplicate=verdict.text)
+            if self.mode == "strict" or sender in self.repeats:
+                return Judgement(role, duplicate=verdict.text)
+            verdict = self._referee.forward_anyway(verdict)
+        habits = self._habits(verdict.events)
         record: GameRecord | None = None
         if self._recorder is not None:
             record = self._recorder.observe(msg, role, verdict)
@@ -232,7 +264,9 @@ class Judge:
             self._tell(msg, verdict)
         notes = verdict.notes
         if verdict.ok:
-            return Judgement(role, notes=notes, record=record, initiator=initiator)
+            return Judgement(
+                role, notes=notes, record=record, initiator=initiator, habits=habits
+            )
         what = (
             "played an illegal move"
             if verdict.kind is ViolationKind.ILLEGAL_MOVE
@@ -292,13 +326,14 @@ class Judge:
         self, sender: Side, msg: Message, role: Role, initiator: Side | None
     ) -> Judgement:
         outcome = self._dialogue.attempt(msg, role)
-        if isinstance(outcome, DuplicateMessageError):
+        if isinstance(outcome, DuplicateMessageError) and sender in self.repeats:
             return Judgement(role, duplicate=str(outcome))
         if isinstance(outcome, DialogueError):
+            self._dialogue.follow(msg, role)  # forwarded: the receiver believes it
             return Judgement(
                 role, violation=f"the {sender} engine broke the dialogue: {outcome}"
             )
-        return Judgement(role, initiator=initiator)
+        return Judgement(role, initiator=initiator, habits=self._habits(outcome))
 
     def _learn_roles(self, sender: Side, msg: Message) -> Side | None:
         """A GAMEREQ when nothing is under way names its sender the initiator."""

@@ -52,7 +52,22 @@ from dxserial.bridge.judge import (
 )
 from dxserial.errors import FramingError, MessageError
 from dxserial.game.record import GameRecord
-from dxserial.protocol.messages import Chat, GameRequest, Message, escape, parse
+from dxserial.protocol.dialects import (
+    BRIDGE_GAMEEND_TIMEOUT,
+    GAMEEND_UNANSWERED,
+    NAME_FIELD,
+    habit_text,
+)
+from dxserial.protocol.messages import (
+    Chat,
+    EndReason,
+    GameEnd,
+    GameRequest,
+    Message,
+    StopCode,
+    escape,
+    parse,
+)
 from dxserial.protocol.session import Phase
 
 #: How much of what was delivered to a side is remembered, to name the messages a peer that
@@ -155,6 +170,9 @@ class RelaySettings:
     #: Tell each game's story as :class:`News` actions (a live view is watching); this
     #: keeps a referee even with ``referee="off"``.
     news: bool = False
+    #: Seconds a GAMEEND waits for its answer before the bridge answers it on the silent
+    #: engine's behalf (0: never); an initiator's next GAMEREQ is an answer too.
+    gameend_timeout: float = BRIDGE_GAMEEND_TIMEOUT
 
 
 @dataclass
@@ -193,7 +211,10 @@ class Relay:
         self.settings = settings or RelaySettings()
         self._check = check  # raises FramingError if that side's line cannot carry it
         self.judge = Judge(
-            self.settings.referee, record=self.settings.record, news=self.settings.news
+            self.settings.referee,
+            record=self.settings.record,
+            news=self.settings.news,
+            repeats=frozenset({SERIAL}) if self.settings.serial_repeats else frozenset(),
         )
         self.present: dict[Side, bool] = {SERIAL: True, TCP: False}
         self.session: dict[Side, int] = {SERIAL: 1, TCP: 0}
@@ -212,6 +233,10 @@ class Relay:
         self._out: list[Action] = []
         # Forwarded before being judged (see settle()); judged in order, before anything else.
         self._unjudged: deque[tuple[_Msg, Message, float]] = deque()
+        self._habits: set[tuple[Side, int, str]] = set()  # (side, session, habit) named
+        # A GAMEEND waiting for its answer: (the side that owes it, when the bridge answers).
+        self._ending: tuple[Side, float] | None = None
+        self._answered_for: Side | None = None  # the bridge answered its GAMEEND for it
 
     # ------------------------------------------------------------------ inputs
 
@@ -370,6 +395,8 @@ class Relay:
         return self._take()
 
     def _poll(self, now: float) -> None:
+        if self._ending is not None and now >= self._ending[1]:
+            self._answer_for_silent(now)
         co = self._closeout
         if co is not None and now >= co.deadline:
             if not co.started:
@@ -384,7 +411,11 @@ class Relay:
                 self._finish_closeout("no answer to the bridge", now, abort=True)
 
     def next_deadline(self) -> float | None:
-        return self._closeout.deadline if self._closeout is not None else None
+        times = [t for t in (
+            self._closeout.deadline if self._closeout is not None else None,
+            self._ending[1] if self._ending is not None else None,
+        ) if t is not None]
+        return min(times) if times else None
 
     def shutdown(self, now: float) -> list[Action]:
         """The bridge stops: whatever was not delivered is lost, each one named."""
@@ -423,11 +454,17 @@ class Relay:
             return
         item.msg = msg
         for warning in msg.warnings:
-            self._log(
-                logging.WARNING,
-                f"{dir_}: '{escape(item.raw)}': {warning} (forwarded)",
-                kind=f"variant {dir_}",
-            )
+            self._habit(sender, NAME_FIELD, f"{warning} ('{escape(item.raw)}', forwarded)")
+        if self._answered_for == sender and not isinstance(msg, Chat):
+            self._answered_for = None
+            if isinstance(msg, GameEnd):  # late: the bridge answered for it already
+                self._arrival_record(
+                    item, "dropped", reason="consumed",
+                    error="the bridge had answered this GAMEEND on the engine's behalf",
+                )
+                self._log(logging.INFO, f"{dir_}: late GAMEEND answer '{escape(item.raw)}' "
+                          "consumed: the bridge had answered for it")
+                return
         if self._repeated_chat(sender, msg, now):
             self._drop(
                 item, "duplicate",
@@ -466,6 +503,7 @@ class Relay:
             and isinstance(msg, GameRequest)
             and item.raw != previous  # else a NULMODEM retransmission: the judge drops it
             and self.judge.phase in (Phase.PLAYING, Phase.BACK_REQUESTED, Phase.ENDING)
+            and not self.judge.would_accept(SERIAL, msg)  # an unanswered GAMEEND's answer
         ):
             self._log(
                 logging.WARNING,
@@ -493,11 +531,56 @@ class Relay:
             self._log(logging.INFO, f"the {verdict.initiator} engine is the initiator")
         if verdict.record is not None:
             self._out.append(WriteRecord(verdict.record))
+        for side, habit in verdict.habits:
+            self._habit(side, habit)
         try:
             self._route_judged(item, msg, verdict, now, forwarded)
         finally:
             for note in verdict.notes:
                 self._log(logging.INFO, f"referee: {note}")
+            self._watch_ending(now)
+
+    def _habit(self, side: Side, habit: str, detail: str | None = None) -> None:
+        """Name an engine's dialect once per session: a note, never a violation."""
+        key = (side, self.session[side], detail or habit)
+        if key in self._habits:
+            return
+        self._habits.add(key)
+        text = detail or habit_text(habit)
+        self._log(logging.INFO, f"note: the {side} engine {text}" if detail is None
+                  else f"note: the {side} engine's habit: {text}")
+        if self.settings.trace:
+            self._out.append(Trace({
+                "kind": "dialect", "side": side, "session": self.session[side],
+                "habit": habit, "text": text,
+            }))
+
+    def _watch_ending(self, now: float) -> None:
+        """Arm (or clear) the wait for a GAMEEND's answer (see ``gameend_timeout``)."""
+        d = self.judge.dialogue
+        if d.phase is not Phase.ENDING or d.awaiting is None or not self.settings.gameend_timeout:
+            self._ending = None
+            return
+        silent = self.judge.side_of(d.awaiting)
+        if self._ending is None or self._ending[0] != silent:
+            self._ending = (silent, now + self.settings.gameend_timeout)
+
+    def _answer_for_silent(self, now: float) -> None:
+        """The GAMEEND waited ``gameend_timeout`` s: answer it for the silent engine."""
+        assert self._ending is not None
+        silent, _ = self._ending
+        self._ending = None
+        if self._closeout is not None or not self.present[other(silent)]:
+            return
+        self._habit(silent, GAMEEND_UNANSWERED)
+        self._answered_for = silent
+        self._bridge_sends(
+            other(silent), GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE),
+            f"on behalf of the {silent} engine, which did not answer the GAMEEND within "
+            f"{self.settings.gameend_timeout:g} s",
+            judged=True,
+        )
+        self._watch_ending(now)
 
     def _route_judged(
         self, item: _Msg, msg: Message, verdict: Judgement, now: float, forwarded: bool
