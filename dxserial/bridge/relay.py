@@ -173,6 +173,11 @@ class RelaySettings:
     #: Seconds a GAMEEND waits for its answer before the bridge answers it on the silent
     #: engine's behalf (0: never); an initiator's next GAMEREQ is an answer too.
     gameend_timeout: float = BRIDGE_GAMEEND_TIMEOUT
+    #: Forward a TCP engine's stop code 1 as it is (else: towards the serial engine it is 0).
+    pass_stop: bool = False
+    #: The serial engine's state is not known until it speaks (a bridge that starts, a
+    #: serial engine that comes back): end any game it may have before a GAMEREQ for it.
+    check_serial_state: bool = False
 
 
 @dataclass
@@ -237,6 +242,13 @@ class Relay:
         # A GAMEEND waiting for its answer: (the side that owes it, when the bridge answers).
         self._ending: tuple[Side, float] | None = None
         self._answered_for: Side | None = None  # the bridge answered its GAMEEND for it
+        # The serial engine may still be inside a game of the bridge's previous run (or of
+        # before its line went quiet): the first GAMEREQ for it waits until any such game is
+        # ended (see _check_serial).  Known once it speaks or has played a game here.
+        self._serial_known = not self.settings.check_serial_state
+        self._probe: tuple[float, deque[tuple[_Msg, Message]]] | None = None  # deadline, held
+        self._tcp_stopped = False  # its stop code 1 ended its session: serial's news wait
+        self._stop_back = False  # the serial engine's answer goes back with stop code 1
 
     # ------------------------------------------------------------------ inputs
 
@@ -339,6 +351,11 @@ class Relay:
         self._settle()
         self.session[side] += 1
         self.present[side] = True
+        if side == TCP:
+            self._tcp_stopped = False
+        else:
+            # Back after it was given up: it may be anywhere.
+            self._serial_known = not self.settings.check_serial_state
         held = self._held[side]
         self._trace_session(side, "joined", who)
         self._log(
@@ -395,6 +412,10 @@ class Relay:
         return self._take()
 
     def _poll(self, now: float) -> None:
+        if self._probe is not None and now >= self._probe[0]:
+            self._log(logging.INFO, "the serial engine did not answer the bridge's GAMEEND; "
+                      "taken to be idle")
+            self._end_probe(now)
         if self._ending is not None and now >= self._ending[1]:
             self._answer_for_silent(now)
         co = self._closeout
@@ -413,6 +434,7 @@ class Relay:
     def next_deadline(self) -> float | None:
         times = [t for t in (
             self._closeout.deadline if self._closeout is not None else None,
+            self._probe[0] if self._probe is not None else None,
             self._ending[1] if self._ending is not None else None,
         ) if t is not None]
         return min(times) if times else None
@@ -435,6 +457,11 @@ class Relay:
         if record is not None:
             self._out.append(WriteRecord(record))
         return self._take()
+
+    @property
+    def tcp_stopped(self) -> bool:
+        """The TCP engine ended its session with stop code 1 (the serial engine goes on)."""
+        return self._tcp_stopped
 
     @property
     def closing(self) -> Side | None:
@@ -484,6 +511,8 @@ class Relay:
             return
         if not self._carried(item):
             return
+        if self._probing(item, msg, now):
+            return
         co = self._closeout
         if co is not None and sender == co.departed:
             if not co.held:
@@ -514,6 +543,8 @@ class Relay:
             self._closeout = _Closeout(SERIAL, "the serial engine restarted", now)
             self._closeout.held.append((item, now))
             self._start_closeout(now)
+            return
+        if co is None and isinstance(msg, GameEnd) and self._stop_for_tcp_only(item, msg, now):
             return
         if co is None and not self.judge.may_keep_back(sender, msg):
             self._route(other(sender), item)  # judged by settle(), after the write
@@ -722,6 +753,9 @@ class Relay:
     # ------------------------------------------------------------------ routing
 
     def _route(self, to: Side, item: _Msg) -> None:
+        if to == TCP and self._tcp_stopped and item.sender == SERIAL:
+            self._held[to].append(item)  # for the next TCP engine: this one has stopped
+            return
         if self.present[to]:
             self._dispatch(to, item)
             return
@@ -741,10 +775,12 @@ class Relay:
         self._flight[to].append(item)
         self._out.append(Send(to, item.raw))
 
-    def _bridge_sends(self, to: Side, msg: Message, why: str, *, judged: bool) -> None:
+    def _bridge_sends(
+        self, to: Side, msg: Message, why: str, *, judged: bool, on_behalf_of: Side | None = None
+    ) -> None:
         """A message of the bridge's own: traced as such, never as the engine's."""
         item = _Msg(next(self._ids), None, msg.wire, msg)
-        speaks_for: Side | None = None
+        speaks_for = on_behalf_of
         if judged:
             speaks_for = other(to)
             verdict = self.judge.judge(speaks_for, msg)
@@ -755,6 +791,93 @@ class Relay:
             logging.INFO, f"bridge -> {to}: '{escape(msg.wire)}' ({why})", kind=f"bridge -> {to}"
         )
         self._route(to, item)
+
+    # ------------------------------------------------------------------ rig events
+
+    def _probing(self, item: _Msg, msg: Message, now: float) -> bool:
+        """The serial engine's state is unknown when a TCP engine's GAMEREQ is for it: end
+        any game it may still have open (GAMEEND 0, stop 0, the bridge's own), consume its
+        answer, then forward the GAMEREQ.  True if ``item`` was taken care of here."""
+        sender = item.sender
+        if sender == SERIAL:
+            if self._probe is None:
+                self._serial_known = True  # it spoke: whatever it says is judged from here
+                return False
+            self._arrival_record(
+                item, "dropped", reason="consumed",
+                error="answers the bridge, which ended a game the serial engine may have had",
+            )
+            self._log(logging.INFO, f"serial->tcp: '{escape(item.raw)}' answers the bridge "
+                      "(consumed)")
+            if isinstance(msg, GameEnd):
+                self._end_probe(now)
+            return True
+        if self._probe is not None:
+            self._probe[1].append((item, msg))
+            return True
+        if (
+            self._serial_known or not isinstance(msg, GameRequest) or not self.present[SERIAL]
+            or self._closeout is not None or self.judge.game_open
+        ):
+            return False
+        self._probe = (now + (self.settings.gameend_timeout or BRIDGE_GAMEEND_TIMEOUT),
+                       deque([(item, msg)]))
+        self._bridge_sends(
+            SERIAL, GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE),
+            "the bridge cannot know whether the serial engine is still in a game of an earlier "
+            "run: any such game is ended before the tcp engine's GAMEREQ",
+            judged=False,
+        )
+        return True
+
+    def _end_probe(self, now: float) -> None:
+        assert self._probe is not None
+        held = self._probe[1]
+        self._probe = None
+        self._serial_known = True
+        while held:
+            item, msg = held.popleft()
+            self._judge_and_route(item, msg, now)
+
+    def _stop_for_tcp_only(self, item: _Msg, msg: GameEnd, now: float) -> bool:
+        """A TCP engine's stop code 1 ends its own session, not the serial engine's: the
+        serial engine gets the GAMEEND with stop code 0 and its answer goes back with stop
+        code 1, both as the bridge's changes (``--pass-stop`` forwards it unchanged)."""
+        if self.settings.pass_stop:
+            return False
+        d = self.judge.dialogue
+        if item.sender == SERIAL:
+            if not (self._stop_back and d.phase is Phase.ENDING
+                    and d.awaiting is self.judge.roles[SERIAL]):
+                return False
+            self._stop_back = False
+            verdict = self.judge.judge(SERIAL, msg)  # what the serial engine said, as it said it
+            if verdict.record is not None:
+                self._out.append(WriteRecord(verdict.record))
+            for note in verdict.notes:
+                self._log(logging.INFO, f"referee: {note}")
+            self._replaced(item, GameEnd(reason=msg.reason, stop=StopCode.STOP), TCP,
+                           "the tcp engine asked to stop: the serial engine's answer goes back "
+                           "with stop code 1", on_behalf_of=SERIAL)
+            self._watch_ending(now)
+            return True
+        if msg.stop is not StopCode.STOP or not self.judge.would_accept(TCP, msg):
+            return False
+        self._tcp_stopped = True
+        self._stop_back = d.phase is not Phase.ENDING  # it starts the exchange: answer owed
+        self._replaced(item, GameEnd(reason=msg.reason, stop=StopCode.CONTINUE), SERIAL,
+                       "stop code 1 ends the tcp engine's session only; the serial engine gets "
+                       "stop code 0 and stays ready for the next one (--pass-stop: unchanged)",
+                       on_behalf_of=TCP, judged=True)
+        self._watch_ending(now)
+        return True
+
+    def _replaced(
+        self, item: _Msg, new: GameEnd, to: Side, why: str, *, on_behalf_of: Side,
+        judged: bool = False,
+    ) -> None:
+        self._arrival_record(item, "dropped", reason="replaced", error=why)
+        self._bridge_sends(to, new, why, judged=judged, on_behalf_of=on_behalf_of)
 
     # ------------------------------------------------------------------ close-out
 

@@ -1,0 +1,122 @@
+"""Events of an unattended rig, on the sans-I/O relay: the serial engine is the long-lived
+party, so a TCP engine's stop code, a bridge restart or a silent serial engine must leave it
+ready for the next TCP engine."""
+
+from __future__ import annotations
+
+from test_relay import ACC, M1, M2, REQ_W, REQ_Z, Rig
+
+from dxserial.bridge.judge import SERIAL, TCP
+from dxserial.bridge.relay import Relay, RelaySettings
+
+
+def test_a_tcp_engine_s_stop_code_ends_its_session_not_the_serial_engine_s() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)
+    rig.send(SERIAL, ACC)
+    rig.send(TCP, M1)
+    rig.send(SERIAL, M2)
+    rig.send(TCP, b"E21")  # dxserial engine --games 1: the last game says stop
+    assert rig.got[SERIAL][-1] == b"E20"  # towards the serial engine: stop code 0
+    rig.send(SERIAL, b"E00")
+    assert rig.got[TCP][-1] == b"E01"  # its answer goes back with the stop the TCP engine asked
+    changed = rig.messages("sent-by-bridge")
+    assert [(r["raw"], r["on_behalf_of"]) for r in changed] == [("E20", "tcp"), ("E01", "serial")]
+    assert [r["reason"] for r in rig.messages("dropped")] == ["replaced", "replaced"]
+    assert len(rig.records) == 1 and rig.records[0].result == "1-1"
+    rig.leave(TCP)
+    rig.join(TCP)  # the next TCP engine plays the same serial engine
+    rig.send(TCP, REQ_W)
+    assert rig.got[SERIAL][-1] == REQ_W
+    rig.send(SERIAL, ACC)
+    rig.send(SERIAL, M1)
+    assert rig.got[TCP] == [ACC, M1] and rig.warnings() == []
+    rig.check_counts()
+
+
+def test_a_stop_code_in_the_answer_is_changed_too_and_the_serial_initiator_waits() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(SERIAL, REQ_W)  # the serial engine is the initiator; the TCP follower has White
+    rig.send(TCP, ACC)
+    rig.send(TCP, M1)
+    rig.send(SERIAL, b"E10")
+    rig.send(TCP, b"E01")  # the TCP engine answers and stops
+    assert rig.got[SERIAL][-1] == b"E00"
+    rig.send(SERIAL, REQ_Z)  # the next game: for the next TCP engine, not for this one
+    assert rig.got[TCP][-1] == b"E10"
+    rig.leave(TCP)
+    rig.join(TCP)
+    assert rig.got[TCP] == [REQ_Z]
+    rig.check_counts()
+
+
+def test_pass_stop_forwards_the_stop_code_unchanged() -> None:
+    rig = Rig()
+    rig.relay = Relay(RelaySettings(record=True, pass_stop=True))
+    rig.join(TCP)
+    for side, raw in [(TCP, REQ_Z), (SERIAL, ACC), (TCP, M1), (SERIAL, M2), (TCP, b"E21")]:
+        rig.send(side, raw)
+    assert rig.got[SERIAL][-1] == b"E21" and rig.messages("sent-by-bridge") == []
+    rig.check_counts()
+
+
+def test_a_serial_engine_of_unknown_state_has_any_game_ended_before_a_gamereq() -> None:
+    rig = Rig()
+    rig.relay = Relay(RelaySettings(record=True, check_serial_state=True))
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)  # the bridge just started: the serial engine may be mid-game
+    assert rig.got[SERIAL] == [b"E00"]
+    [probe] = rig.messages("sent-by-bridge")
+    assert probe["direction"] == "bridge->serial" and "on_behalf_of" not in probe
+    rig.send(SERIAL, b"Cno game is running")  # what an idle engine may say: consumed
+    rig.send(SERIAL, b"E00")
+    assert rig.got[TCP] == [] and rig.got[SERIAL] == [b"E00", REQ_Z]
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP] == [ACC] and rig.warnings() == []
+    rig.check_counts()
+
+
+def test_a_serial_engine_that_does_not_answer_the_check_gets_the_gamereq_after_a_while() -> None:
+    rig = Rig()
+    rig.relay = Relay(RelaySettings(check_serial_state=True, gameend_timeout=2.0))
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)
+    rig.send(TCP, b"Chello")  # held behind the GAMEREQ
+    assert rig.got[SERIAL] == [b"E00"]
+    rig.tick(2.5)
+    assert rig.got[SERIAL] == [b"E00", REQ_Z, b"Chello"]
+    rig.check_counts()
+
+
+def test_a_serial_engine_that_spoke_first_is_not_checked() -> None:
+    rig = Rig()
+    rig.relay = Relay(RelaySettings(check_serial_state=True))
+    rig.join(TCP)
+    rig.send(SERIAL, b"Chello")
+    rig.send(TCP, REQ_Z)
+    assert rig.got[SERIAL] == [REQ_Z]
+    rig.check_counts()
+
+
+def test_a_silent_serial_engine_given_up_mid_game_and_back_is_a_new_session() -> None:
+    rig = Rig()
+    rig.relay = Relay(RelaySettings(record=True, check_serial_state=True))
+    rig.join(TCP)
+    rig.send(SERIAL, b"Chello")
+    rig.send(TCP, REQ_Z)
+    rig.send(SERIAL, ACC)
+    rig.send(TCP, M1)
+    rig.leave(SERIAL)  # silent past --serial-grace: gone, its game ended towards the TCP engine
+    assert rig.got[TCP][-1] == b"E00" and rig.messages("sent-by-bridge")[-1]["on_behalf_of"] == (
+        "serial"
+    )
+    rig.send(TCP, b"E00")
+    assert len(rig.records) == 1 and rig.records[0].result == "*"
+    rig.join(SERIAL)  # it speaks again
+    rig.send(TCP, REQ_Z)  # the next game: its state is unknown, so any old game is ended first
+    assert rig.got[SERIAL][-1] == b"E00"
+    rig.send(SERIAL, b"E00")
+    assert rig.got[SERIAL][-1] == REQ_Z
+    rig.check_counts()
