@@ -481,7 +481,7 @@ class Relay:
             return
         item.msg = msg
         for warning in msg.warnings:
-            self._habit(sender, NAME_FIELD, f"{warning} ('{escape(item.raw)}', forwarded)")
+            self._habit(sender, NAME_FIELD, f"{warning} (read leniently, forwarded)")
         if self._answered_for == sender and not isinstance(msg, Chat):
             self._answered_for = None
             if isinstance(msg, GameEnd):  # late: the bridge answered for it already

@@ -23,6 +23,7 @@ from dxserial.engine.player import (
 )
 from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.errors import ConfigError
+from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.protocol.messages import Colour
 from dxserial.protocol.session import Role
 from dxserial.transports.serial import SerialSettings
@@ -170,6 +171,12 @@ def engine_command(
         help="Initiator: seconds to wait for a GAMEACC before saying nothing answered (and, "
         "on TCP or --link nul, sending the GAMEREQ again); it keeps waiting.",
     ),
+    gameend_timeout: float = typer.Option(
+        DEFAULT_GAMEEND_TIMEOUT,
+        "--gameend-timeout",
+        help="Seconds a GAMEEND of ours may wait for the engine's answer; then its silence is "
+        "the answer (some engines, GWD by default, never answer one) and the next game goes on.",
+    ),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors."),
 ) -> None:
@@ -189,6 +196,8 @@ def engine_command(
     check_depth(depth, "--depth")
     if not answer_timeout > 0:
         raise ConfigError(f"--answer-timeout {answer_timeout:g}: must be > 0 seconds")
+    if not gameend_timeout > 0:  # also refuses nan
+        raise ConfigError(f"--gameend-timeout {gameend_timeout:g}: must be > 0 seconds")
     options = link_options(
         link,
         baud,
@@ -210,6 +219,7 @@ def engine_command(
         colour=parse_colour("--colour", colour),
         seed=seed,
         answer_timeout=answer_timeout,
+        gameend_timeout=gameend_timeout,
     )
     where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
     result = runtime.run(_run(Player(config), where, verbose >= 1))

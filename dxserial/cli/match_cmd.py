@@ -18,6 +18,7 @@ from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
 from dxserial.programs.match import FailurePolicy, Match, MatchConfig
+from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 
 
 @app.command("match")
@@ -40,6 +41,12 @@ def match_command(
     ),
     move_timeout: float = typer.Option(
         60.0, "--move-timeout", help="Seconds an engine may take for one move or answer."
+    ),
+    gameend_timeout: float = typer.Option(
+        DEFAULT_GAMEEND_TIMEOUT,
+        "--gameend-timeout",
+        help="Seconds a GAMEEND of ours may wait for the engine's answer; then its silence is "
+        "the answer (some engines, GWD by default, never answer one) and the next game goes on.",
     ),
     connect_timeout: float = typer.Option(
         30.0,
@@ -115,6 +122,8 @@ def match_command(
         raise ConfigError("--games must be >= 1, --moves and --time 0..999")
     if not (move_timeout > 0 and connect_timeout > 0):  # also refuses nan
         raise ConfigError("--move-timeout and --connect-timeout must be > 0")
+    if not gameend_timeout > 0:  # also refuses nan
+        raise ConfigError(f"--gameend-timeout {gameend_timeout:g}: must be > 0 seconds")
     output_dir(pdn, "PDN folder", create=False)  # made when the first game is written
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
@@ -137,6 +146,7 @@ def match_command(
         connect_timeout=connect_timeout,
         name=check_name(name),
         log_messages=verbose >= 1,
+        gameend_timeout=gameend_timeout,
     )
     match = Match(endpoints[0], endpoints[1], config, progress=stdout_progress())
     def watch(publish: Publish) -> None:

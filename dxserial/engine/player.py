@@ -78,7 +78,7 @@ from dxserial.draughts import IllegalMoveError, Position, RulesError
 from dxserial.engine.search import MAX_DEPTH, choose_move
 from dxserial.errors import ConfigError, DialogueError, DuplicateMessageError, ProtocolError
 from dxserial.game.referee import gameend_result
-from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT, GAMEEND_UNANSWERED, habit_text
+from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT, GAMEEND_UNANSWERED
 from dxserial.protocol.dxp_moves import match_dxp_move, position_from_gamereq, to_dxp_move
 from dxserial.protocol.messages import (
     NAME_LEN,
@@ -108,6 +108,7 @@ from dxserial.protocol.session import (
     Session,
     TakeBack,
 )
+from dxserial.protocol.tolerance import Habits, late_answer, silence_as_answer
 
 __all__ = [
     "DEFAULT_DEPTH",
@@ -294,7 +295,7 @@ class Player:
         self._violations = 0  # in a row
         self._ended_at = 0.0  # when our GAMEEND (or our forced one) went out
         self._late_answer = False  # its answer was given up on: one late GAMEEND is swallowed
-        self._habits: set[str] = set()  # dialects named so far
+        self._habits = Habits(config.role.other.value)  # dialects named so far
         self.outcome: str | None = None  # why the session ended, once it has
         self.ok = True  # False if it ended without playing what was asked (refused)
 
@@ -355,17 +356,17 @@ class Player:
 
     def _unanswered(self) -> list[Message]:
         """Our GAMEEND had no answer in time (GWD's habit): taken as answered, stop code 0."""
-        self._habit(GAMEEND_UNANSWERED)
         self._late_answer = True
         if self._closing is not None:
+            self._habit(GAMEEND_UNANSWERED)
             return self._closed(StopCode.CONTINUE, answered=True)
-        self._handle(self.session.receive(GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE)))
+        self._handle(silence_as_answer(self.session))
         return self._after()
 
     def _habit(self, habit: str) -> None:
-        if habit not in self._habits:
-            self._habits.add(habit)
-            self._note(f"note: the {self.role.other} {habit_text(habit)}")
+        text = self._habits.note(habit)
+        if text is not None:
+            self._note(text)
 
     def events(self) -> list[PlayerEvent]:
         out, self._events = self._events, []
@@ -393,7 +394,7 @@ class Player:
             return []
         if self._late_answer:
             self._late_answer = False
-            if isinstance(msg, GameEnd) and self.session.must_answer is None:
+            if late_answer(self.session, msg):
                 self._note(f"the {peer}'s late answer to our GAMEEND swallowed")
                 return []
         if self._closing is not None:
