@@ -57,7 +57,9 @@ def test_gwd_server_initiator_echoing_the_reason_plays_two_games_with_two_record
     echo = [n for n in notes(rig) if "answers a GAMEEND with the reason" in n]
     assert len(echo) == 1  # once per session
     dialects = [r for r in rig.trace if r["kind"] == "dialect"]
-    assert [(r["side"], r["habit"]) for r in dialects] == [("tcp", "gameend-reason-echo")]
+    assert [(r["side"], r["habit"]) for r in dialects] == [
+        ("tcp", "cumulative-times"), ("tcp", "gameend-reason-echo")  # GWD's totals: M0023...
+    ]
     rig.check_counts()
 
 

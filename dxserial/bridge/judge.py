@@ -19,6 +19,7 @@ from typing import Any, Literal
 from dxserial.errors import DialogueError, DuplicateMessageError
 from dxserial.game.record import GameRecord, Recorder
 from dxserial.game.referee import GameResult, Policy, Referee, Verdict, ViolationKind, chat_for
+from dxserial.protocol.dialects import CUMULATIVE_TIMES, CumulativeTimes
 from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, colour_name
 from dxserial.protocol.session import (
     Dialogue,
@@ -101,11 +102,13 @@ class MoveMade:
     colour: Colour
     fen: str | None
     seconds: int
+    total: bool = False  # ``seconds`` is the mover's total for the game (cumulative times)
 
     def event(self) -> dict[str, Any]:
         return {
             "kind": "move", "number": self.number, "ply": self.ply, "pdn": self.pdn,
             "colour": colour_name(self.colour), "fen": self.fen, "seconds": self.seconds,
+            "total": self.total,
         }
 
 
@@ -163,6 +166,8 @@ class Judge:
         self._referee: Referee | None = None
         self._dialogue = Dialogue()
         self._recorder = Recorder(site="dxserial bridge") if record else None
+        self._times = {SERIAL: CumulativeTimes(), TCP: CumulativeTimes()}  # this game's
+        self._last_at: float | None = None  # when the last message was judged
         self._fresh()
 
     def _fresh(self) -> None:
@@ -246,9 +251,12 @@ class Judge:
             (self.side_of(e.role), e.habit) for e in events if isinstance(e, HabitSeen)
         )
 
-    def judge(self, sender: Side, msg: Message) -> Judgement:
+    def judge(self, sender: Side, msg: Message, now: float | None = None) -> Judgement:
+        """Judge one message (``now``: when it arrived, to tell cumulative MOVE times)."""
         initiator = self._learn_roles(sender, msg)
         role = self.roles[sender]
+        took = None if now is None or self._last_at is None else now - self._last_at
+        self._last_at = now if now is not None else self._last_at
         if self._referee is None:
             return self._dialogue_only(sender, msg, role, initiator)
         verdict = self._referee.observe(msg, role)
@@ -256,7 +264,7 @@ class Judge:
             if self.mode == "strict" or sender in self.repeats:
                 return Judgement(role, duplicate=verdict.text)
             verdict = self._referee.forward_anyway(verdict)
-        habits = self._habits(verdict.events)
+        habits = self._habits(verdict.events) + self._timing(sender, msg, verdict, took)
         record: GameRecord | None = None
         if self._recorder is not None:
             record = self._recorder.observe(msg, role, verdict)
@@ -280,6 +288,20 @@ class Judge:
                 role, refused=text, chat=chat_for(verdict), notes=notes, record=record
             )
         return Judgement(role, violation=text, notes=notes, record=record, initiator=initiator)
+
+    def _timing(
+        self, sender: Side, msg: Message, verdict: Verdict, took: float | None
+    ) -> tuple[tuple[Side, str], ...]:
+        """Watch each side's MOVE times: a total for the game is a habit (GWD's)."""
+        if any(isinstance(e, GameStarted) for e in verdict.events):
+            self._times = {SERIAL: CumulativeTimes(), TCP: CumulativeTimes()}
+        if not (isinstance(msg, Move) and verdict.applied):
+            return ()
+        request = self.dialogue.game_request
+        budget = float(request.minutes) * 60 if request is not None else None
+        if self._times[sender].add(msg.seconds, took, budget):
+            return ((sender, CUMULATIVE_TIMES),)
+        return ()
 
     def _tell(self, msg: Message, verdict: Verdict) -> None:
         """The news in one verdict: the same facts the recorder writes down."""
@@ -313,7 +335,8 @@ class Judge:
             fen = position.to_fen() if position is not None else None
             self._news.append(
                 MoveMade(
-                    self._open, verdict.ply, verdict.pdn or "?", verdict.colour, fen, msg.seconds
+                    self._open, verdict.ply, verdict.pdn or "?", verdict.colour, fen, msg.seconds,
+                    total=self._times[self.side_of(verdict.sender)].cumulative,
                 )
             )
         if verdict.game_ended is not None and verdict.result is not None:

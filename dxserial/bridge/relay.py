@@ -557,7 +557,7 @@ class Relay:
     ) -> None:
         assert item.sender is not None
         sender = item.sender
-        verdict = self.judge.judge(sender, msg)
+        verdict = self.judge.judge(sender, msg, now)
         if verdict.initiator is not None:
             self._log(logging.INFO, f"the {verdict.initiator} engine is the initiator")
         if verdict.record is not None:

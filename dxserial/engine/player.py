@@ -397,6 +397,11 @@ class Player:
             if late_answer(self.session, msg):
                 self._note(f"the {peer}'s late answer to our GAMEEND swallowed")
                 return []
+        if isinstance(msg, GameEnd) and self.session.phase is Phase.IDLE and self._closing is None:
+            # Someone closes a game we do not have (a bridge or director that restarted
+            # makes sure no old game is open): answer it, nothing is wrong.
+            self._note(f"the {peer} closed a game we do not have (GAMEEND while idle): answered")
+            return [GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE)]
         if self._closing is not None:
             if isinstance(msg, GameEnd):
                 return self._closed(msg.stop)

@@ -171,6 +171,7 @@ def _bridge(
             listen=("127.0.0.1", 0),
             referee="warn",
             pdn=pdn_dir,
+            pass_stop=True,  # one game, then both engines stop (the TCP one asks to)
         ),
         on_ready=lambda _line: ready.set(),
         observer=show,

@@ -53,7 +53,11 @@ class LiveView:
             if event.get("fen") is not None:  # None: position unknown, the last one stays
                 game["fen"] = event["fen"]
             colour = str(event.get("colour", "White"))
-            game["used"][colour] = game["used"].get(colour, 0) + int(event.get("seconds", 0))
+            seconds = int(event.get("seconds", 0))
+            if event.get("total"):  # cumulative MOVE times (GWD): the total so far
+                game["used"][colour] = seconds
+            else:
+                game["used"][colour] = game["used"].get(colour, 0) + seconds
         elif kind == "takeback":  # the bridge sees take-backs (BACKACC code 0)
             del game["moves"][int(event.get("ply", 0)) :]
             if event.get("fen") is not None:
