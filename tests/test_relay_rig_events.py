@@ -90,13 +90,29 @@ def test_a_serial_engine_that_does_not_answer_the_check_gets_the_gamereq_after_a
     rig.check_counts()
 
 
-def test_a_serial_engine_that_spoke_first_is_not_checked() -> None:
+def test_a_serial_initiator_that_speaks_first_is_not_checked() -> None:
     rig = Rig()
     rig.relay = Relay(RelaySettings(check_serial_state=True))
     rig.join(TCP)
-    rig.send(SERIAL, b"Chello")
+    rig.send(SERIAL, b"Chello")  # a CHAT tells nothing of its state
+    rig.send(SERIAL, REQ_W)  # a GAMEREQ does: it is idle, and the initiator
+    rig.send(TCP, ACC)
+    assert rig.got[SERIAL] == [ACC] and rig.messages("sent-by-bridge") == []
+    rig.check_counts()
+
+
+def test_a_move_left_over_from_the_bridge_s_earlier_run_is_not_given_to_a_tcp_engine() -> None:
+    rig = Rig()
+    rig.relay = Relay(RelaySettings(record=True, check_serial_state=True))
+    rig.send(SERIAL, M2)  # the bridge restarted; the serial engine was mid-game
+    assert rig.messages("lost")[-1]["raw"] == M2.decode()
+    assert rig.got[SERIAL] == [b"E00"]  # the bridge ends that game
+    rig.send(SERIAL, b"E00")  # its answer: consumed
+    rig.join(TCP)
+    assert rig.got[TCP] == []  # nothing of the old game reaches the new TCP engine
     rig.send(TCP, REQ_Z)
-    assert rig.got[SERIAL] == [REQ_Z]
+    assert rig.got[SERIAL][-1] == REQ_Z  # known now: no second check
+    assert rig.warnings() == []
     rig.check_counts()
 
 
@@ -104,8 +120,8 @@ def test_a_silent_serial_engine_given_up_mid_game_and_back_is_a_new_session() ->
     rig = Rig()
     rig.relay = Relay(RelaySettings(record=True, check_serial_state=True))
     rig.join(TCP)
-    rig.send(SERIAL, b"Chello")
     rig.send(TCP, REQ_Z)
+    rig.send(SERIAL, b"E00")  # the check on the bridge's start
     rig.send(SERIAL, ACC)
     rig.send(TCP, M1)
     rig.leave(SERIAL)  # silent past --serial-grace: gone, its game ended towards the TCP engine

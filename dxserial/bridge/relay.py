@@ -59,11 +59,14 @@ from dxserial.protocol.dialects import (
     habit_text,
 )
 from dxserial.protocol.messages import (
+    BackAccept,
+    BackRequest,
     Chat,
     EndReason,
     GameEnd,
     GameRequest,
     Message,
+    Move,
     StopCode,
     escape,
     parse,
@@ -198,6 +201,10 @@ class _Closeout:
     started: bool = False
     spoke: bool = False  # the bridge has sent something: what follows answers it
     held: deque[tuple[_Msg, float]] = field(default_factory=deque)
+
+
+#: What only a running game explains (from a serial engine still in an old one).
+_GAME_MESSAGES = (Move, GameEnd, BackRequest, BackAccept)
 
 
 def _is_console(text: str) -> bool:
@@ -799,10 +806,15 @@ class Relay:
         any game it may still have open (GAMEEND 0, stop 0, the bridge's own), consume its
         answer, then forward the GAMEREQ.  True if ``item`` was taken care of here."""
         sender = item.sender
-        if sender == SERIAL:
-            if self._probe is None:
-                self._serial_known = True  # it spoke: whatever it says is judged from here
+        if sender == SERIAL and self._probe is None:
+            if self._serial_known or isinstance(msg, Chat):
                 return False
+            if isinstance(msg, _GAME_MESSAGES) and self.judge.phase is Phase.IDLE:
+                self._left_over(item, msg, now)
+                return True
+            self._serial_known = True  # it spoke: whatever it says is judged from here
+            return False
+        if sender == SERIAL:
             self._arrival_record(
                 item, "dropped", reason="consumed",
                 error="answers the bridge, which ended a game the serial engine may have had",
@@ -820,15 +832,34 @@ class Relay:
             or self._closeout is not None or self.judge.game_open
         ):
             return False
-        self._probe = (now + (self.settings.gameend_timeout or BRIDGE_GAMEEND_TIMEOUT),
-                       deque([(item, msg)]))
+        self._start_probe(now, deque([(item, msg)]), "any such game is ended before the tcp "
+                          "engine's GAMEREQ")
+        return True
+
+    def _start_probe(self, now: float, held: deque[tuple[_Msg, Message]], what: str) -> None:
+        self._probe = (now + (self.settings.gameend_timeout or BRIDGE_GAMEEND_TIMEOUT), held)
         self._bridge_sends(
             SERIAL, GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE),
-            "the bridge cannot know whether the serial engine is still in a game of an earlier "
-            "run: any such game is ended before the tcp engine's GAMEREQ",
+            f"the bridge cannot know whether the serial engine is still in a game of an earlier "
+            f"run: {what}",
             judged=False,
         )
-        return True
+
+    def _left_over(self, item: _Msg, msg: Message, now: float) -> None:
+        """A game message from a serial engine of unknown state while no game runs here: it
+        belongs to a game of the bridge's earlier run, which no TCP engine has.  Not given
+        to anyone; that game is ended (the bridge answers its GAMEEND, or sends one)."""
+        why = "from a game of the bridge's earlier run, which no tcp engine has"
+        self._arrival_record(item, "lost", reason=why)
+        self._log(logging.INFO, f"serial->tcp: '{escape(item.raw)}' not delivered: {why}")
+        if isinstance(msg, GameEnd):
+            self._serial_known = True
+            self._bridge_sends(
+                SERIAL, GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE),
+                "answers the GAMEEND of a game of the bridge's earlier run", judged=False,
+            )
+            return
+        self._start_probe(now, deque(), "that game is ended")
 
     def _end_probe(self, now: float) -> None:
         assert self._probe is not None
