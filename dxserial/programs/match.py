@@ -79,6 +79,7 @@ from dxserial.protocol.tolerance import (
     Habits,
     awaits_gameend_answer,
     late_answer,
+    leaving_answers,
     silence_as_answer,
 )
 from dxserial.transports.base import ByteLink
@@ -528,7 +529,7 @@ class Match:
         dropped (a strict referee relays nothing of it).  A lost link fails the engine.
         """
         if isinstance(payload, _Lost):
-            if side.session.phase in (Phase.IDLE, Phase.STOPPED):
+            if side.session.phase in (Phase.IDLE, Phase.STOPPED) or leaving_answers(side.session):
                 # Between games or after the last one: leaving is no failure (yet).
                 log.info("engine %s left: %s", side.label, payload.reason)
                 side.gone = payload.reason

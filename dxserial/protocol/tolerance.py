@@ -7,7 +7,13 @@ from dxserial.protocol.dialects import GAMEEND_UNANSWERED, habit_text
 from dxserial.protocol.messages import EndReason, GameEnd, Message, StopCode
 from dxserial.protocol.session import DialogueEvent, HabitSeen, Phase, Session
 
-__all__ = ["Habits", "awaits_gameend_answer", "late_answer", "silence_as_answer"]
+__all__ = [
+    "Habits",
+    "awaits_gameend_answer",
+    "late_answer",
+    "leaving_answers",
+    "silence_as_answer",
+]
 
 
 class Habits:
@@ -47,4 +53,15 @@ def late_answer(session: Session, msg: Message) -> bool:
     """``msg`` is a GAMEEND that can only be a late answer to one taken as answered."""
     return isinstance(msg, GameEnd) and session.must_answer is None and not (
         session.phase.game_running and not session.our_turn
+    )
+
+
+def leaving_answers(session: Session) -> bool:
+    """The peer hangs up while our GAMEEND with stop code 1 waits for its answer: it was
+    told to stop and did (an engine that never answers a GAMEEND): no failure."""
+    pending = session.dialogue.pending
+    return (
+        awaits_gameend_answer(session)
+        and isinstance(pending, GameEnd)
+        and pending.stop is StopCode.STOP
     )
