@@ -18,6 +18,16 @@ its GAMEREQ was delivered.  The rules:
 * The serial engine restarting (a GAMEREQ from it in the middle of a game) is handled
   the same way: the old game is closed towards the TCP engine, then the GAMEREQ goes on.
 
+The view follows the wire.  A message that was forwarded changed what both engines believe,
+so the judge's dialogue takes the state the receiving engine will be in (a rule broken is
+reported once, never carried into later messages or the next game); duplicates are judged
+against the last message delivered from that side, and under ``warn`` only a NULMODEM
+line's repeat is dropped.  Real engines' dialects are accepted and named once per session
+(:mod:`dxserial.protocol.dialects`); a GAMEEND left unanswered ``gameend_timeout`` seconds
+is answered on the silent engine's behalf.  The serial engine is the rig's long-lived party:
+a TCP engine's stop code 1 ends that engine's session only, and a serial engine whose
+state is unknown (``check_serial_state``) has any old game ended before a GAMEREQ reaches it.
+
 Forwarding first.  Under ``warn`` and ``off`` the referee's verdict cannot stop a message
 unless it may be a repeated delivery (or is a GAMEREQ, which may change the roles): such a
 message comes out of :meth:`Relay.receive` as its :class:`Send` alone, and is judged by
