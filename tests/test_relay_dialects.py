@@ -177,3 +177,22 @@ def test_without_a_gameend_timeout_the_bridge_never_answers() -> None:
         relay.receive(side, raw, 0.0)
         relay.settle()
     assert relay.next_deadline() is None
+
+
+def test_an_initiator_that_does_not_wait_for_the_answer_to_its_gameend_never_gets_it() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)
+    rig.send(SERIAL, ACC)
+    rig.send(TCP, M1)
+    rig.send(SERIAL, M2)
+    rig.send(TCP, b"E00")  # GWD past its move limit: GAMEEND, then at once the next GAMEREQ
+    rig.send(TCP, REQ_Z)
+    rig.send(SERIAL, b"E00")  # the serial engine's answer crossed it: GWD would read it for
+    assert rig.got[TCP] == [ACC, M2]  # the GAMEACC and stop, so it is not given to it
+    assert rig.messages("dropped")[-1]["reason"] == "consumed"
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP][-1] == ACC and rig.relay.judge.phase.game_running
+    assert any("without waiting for the answer" in n for n in notes(rig))
+    assert rig.warnings() == [] and len(rig.records) == 1
+    rig.check_counts()

@@ -64,6 +64,7 @@ from dxserial.errors import FramingError, MessageError
 from dxserial.game.record import GameRecord
 from dxserial.protocol.dialects import (
     BRIDGE_GAMEEND_TIMEOUT,
+    GAMEEND_NOT_AWAITED,
     GAMEEND_UNANSWERED,
     NAME_FIELD,
     habit_text,
@@ -504,10 +505,10 @@ class Relay:
             if isinstance(msg, GameEnd):  # late: the bridge answered for it already
                 self._arrival_record(
                     item, "dropped", reason="consumed",
-                    error="the bridge had answered this GAMEEND on the engine's behalf",
+                    error="a late answer to a GAMEEND whose game is over already",
                 )
                 self._log(logging.INFO, f"{dir_}: late GAMEEND answer '{escape(item.raw)}' "
-                          "consumed: the bridge had answered for it")
+                          "consumed: that game is over already")
                 return
         if self._repeated_chat(sender, msg, now):
             self._drop(
@@ -581,6 +582,8 @@ class Relay:
             self._out.append(WriteRecord(verdict.record))
         for side, habit in verdict.habits:
             self._habit(side, habit)
+            if habit == GAMEEND_NOT_AWAITED:  # the answer may be on its way: not for it
+                self._answered_for = other(side)
         try:
             self._route_judged(item, msg, verdict, now, forwarded)
         finally:

@@ -11,6 +11,7 @@ __all__ = [
     "BRIDGE_GAMEEND_TIMEOUT",
     "CUMULATIVE_TIMES",
     "DEFAULT_GAMEEND_TIMEOUT",
+    "GAMEEND_NOT_AWAITED",
     "GAMEEND_REASON_ECHO",
     "GAMEEND_UNANSWERED",
     "HABITS",
@@ -21,6 +22,7 @@ __all__ = [
 
 GAMEEND_REASON_ECHO = "gameend-reason-echo"
 GAMEEND_UNANSWERED = "gameend-unanswered"
+GAMEEND_NOT_AWAITED = "gameend-not-awaited"
 CUMULATIVE_TIMES = "cumulative-times"
 NAME_FIELD = "name-field"
 
@@ -29,6 +31,8 @@ HABITS: dict[str, str] = {
     "taken as the answer",
     GAMEEND_UNANSWERED: "does not answer a GAMEEND; its next GAMEREQ, or silence for the "
     "GAMEEND timeout, is taken as the answer",
+    GAMEEND_NOT_AWAITED: "sends its next GAMEREQ without waiting for the answer to its own "
+    "GAMEEND; the game is over, and an answer still on its way is not given to it",
     CUMULATIVE_TIMES: "sends in each MOVE the total time it used in the game, not the "
     "move's time; read as totals",
     NAME_FIELD: "pads or sizes a name field its own way; read where the rest of the "

@@ -53,7 +53,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dxserial.errors import DialogueError, DuplicateMessageError
-from dxserial.protocol.dialects import GAMEEND_REASON_ECHO, GAMEEND_UNANSWERED
+from dxserial.protocol.dialects import (
+    GAMEEND_NOT_AWAITED,
+    GAMEEND_REASON_ECHO,
+    GAMEEND_UNANSWERED,
+)
 from dxserial.protocol.messages import (
     MESSAGE_TYPES,
     AcceptCode,
@@ -377,7 +381,10 @@ def _request_for_answer(s: _State, msg: GameRequest, sender: Role) -> _Outcome:
     result = GameEnded(initial, implied, False, silent.other, _colour_to_move(s), s.plies)
     ended = replace(s, phase=Phase.IDLE, pending=None, awaiting=None, last_result=result)
     requested, events = _request(ended, msg, sender)
-    return requested, [HabitSeen(GAMEEND_UNANSWERED, silent), result, *events]
+    # The initiator's own GAMEEND not waited for (GWD after a move limit), or the
+    # follower's left unanswered (GWD's default): a habit of the initiator either way.
+    habit = GAMEEND_NOT_AWAITED if silent is Role.FOLLOWER else GAMEEND_UNANSWERED
+    return requested, [HabitSeen(habit, sender), result, *events]
 
 
 def _back_request(s: _State, msg: BackRequest, sender: Role) -> _Outcome:
