@@ -172,6 +172,7 @@ def _bridge(
             referee="warn",
             pdn=pdn_dir,
             pass_stop=True,  # one game, then both engines stop (the TCP one asks to)
+            serial_check=False,  # the demo starts the serial engine itself: it is idle
         ),
         on_ready=lambda _line: ready.set(),
         observer=show,

@@ -261,10 +261,14 @@ class _Reader:
         if not self.strict and len(name) - len(padded) >= _ZERO_PADDING and padded.strip():
             # Some clients pad with '0' instead of blanks: a run like that is no name.
             self.warnings.append(f"{self.name}: field '{fld}' at offset {start}: padded "
-                                 "with '0' instead of blanks")
+                                 f"with '0' instead of blanks {NORMALISED}")
             name = padded.rstrip(" ")
         return name
 
+
+#: Ends the warning of a lenient reading that re-encodes to the normal layout (not the same
+#: bytes: what is forwarded is always the bytes received).
+NORMALISED = "(read as the normal layout)"
 
 #: A name ending in this many '0's or more is taken as padded with '0' (lenient reading).
 _ZERO_PADDING = 4
@@ -302,7 +306,7 @@ def _gamereq_name_width(r: _Reader) -> int:
         ):
             r.warnings.append(
                 f"{r.name}: field 'initiator name' at offset 3: {width} characters, not "
-                f"{NAME_LEN}"
+                f"{NAME_LEN} {NORMALISED}"
             )
             return width
     return NAME_LEN
@@ -350,7 +354,8 @@ def _parse_gameacc(r: _Reader) -> GameAccept:
     n = len(r.text)
     if n != 34 and n >= 3 and not r.strict:  # a name of another width: the code is last
         r.warnings.append(
-            f"{r.name}: field 'follower name' at offset 1: {n - 2} characters, not {NAME_LEN}"
+            f"{r.name}: field 'follower name' at offset 1: {n - 2} characters, not {NAME_LEN} "
+            f"{NORMALISED}"
         )
         name = r.name_field("follower name", 1, n - 2)[:NAME_LEN].rstrip(" ")
         return GameAccept(name=name, code=r.choice("code", n - 1, AcceptCode))
