@@ -174,7 +174,7 @@ def engine_command(
     gameend_timeout: float = typer.Option(
         DEFAULT_GAMEEND_TIMEOUT,
         "--gameend-timeout",
-        help="Seconds a GAMEEND of ours may wait for the engine's answer; then its silence is "
+        help="Seconds a GAMEEND of ours may wait for the peer's answer; then its silence is "
         "the answer (some engines, GWD by default, never answer one) and the next game goes on.",
     ),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="Log every message."),
