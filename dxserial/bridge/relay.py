@@ -262,7 +262,7 @@ class Relay:
         self._answered_for: Side | None = None  # the bridge answered its GAMEEND for it
         # The serial engine may still be inside a game of the bridge's previous run (or of
         # before its line went quiet): the first GAMEREQ for it waits until any such game is
-        # ended (see _check_serial).  Known once it speaks or has played a game here.
+        # ended (see _probing).  Known once it sends a GAMEREQ or a GAMEACC, or answers.
         self._serial_known = not self.settings.check_serial_state
         self._probe: tuple[float, deque[tuple[_Msg, Message]]] | None = None  # deadline, held
         self._tcp_stopped = False  # its stop code 1 ended its session: serial's news wait
