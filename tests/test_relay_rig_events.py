@@ -4,10 +4,14 @@ ready for the next TCP engine."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from test_relay import ACC, M1, M2, REQ_W, REQ_Z, Rig
 
 from dxserial.bridge.judge import SERIAL, TCP
 from dxserial.bridge.relay import Relay, RelaySettings
+from dxserial.game.replay import load_games
 
 
 def test_a_tcp_engine_s_stop_code_ends_its_session_not_the_serial_engine_s() -> None:
@@ -136,3 +140,20 @@ def test_a_silent_serial_engine_given_up_mid_game_and_back_is_a_new_session() ->
     rig.send(SERIAL, b"E00")
     assert rig.got[SERIAL][-1] == REQ_Z
     rig.check_counts()
+
+
+def test_a_trace_with_the_bridge_s_changes_replays_as_the_bridge_judged_it(tmp_path: Path) -> None:
+    rig = Rig()
+    rig.join(TCP)
+    for side, raw in [(TCP, REQ_Z), (SERIAL, ACC), (TCP, M1), (SERIAL, M2), (TCP, b"E21"),
+                      (SERIAL, b"E00"), (TCP, REQ_W), (SERIAL, ACC), (SERIAL, M1)]:
+        rig.send(side, raw)
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in rig.trace))
+    games, _ = load_games(trace, board=False)
+    assert [g.violations for g in games] == [0, 0]  # as the bridge saw it: nobody broke a rule
+    assert games[0].result.startswith("1-1")
+    # The serial engine's answer as it sent it; the TCP engine's session did not stop the
+    # dialogue, so game 2 is the same connection's next game.
+    assert any("sent GAMEEND" in e and e.endswith("[E00]") for e in games[0].entries)
+    assert not any("new connection" in e for g in games for e in g.entries)

@@ -806,7 +806,11 @@ class Relay:
             verdict = self.judge.judge(speaks_for, msg)
             if verdict.record is not None:
                 self._out.append(WriteRecord(verdict.record))
-        self._arrival_record(item, "sent-by-bridge", to=to, why=why, on_behalf_of=speaks_for)
+        # judged: false marks a change the bridge made to a message that was judged as sent.
+        unjudged = False if speaks_for is not None and not judged else None
+        self._arrival_record(
+            item, "sent-by-bridge", to=to, why=why, on_behalf_of=speaks_for, judged=unjudged
+        )
         self._log(
             logging.INFO, f"bridge -> {to}: '{escape(msg.wire)}' ({why})", kind=f"bridge -> {to}"
         )
@@ -902,7 +906,7 @@ class Relay:
                 self._log(logging.INFO, f"referee: {note}")
             self._replaced(item, GameEnd(reason=msg.reason, stop=StopCode.STOP), TCP,
                            "the tcp engine asked to stop: the serial engine's answer goes back "
-                           "with stop code 1", on_behalf_of=SERIAL)
+                           "with stop code 1", on_behalf_of=SERIAL, judged_as_sent=True)
             self._watch_ending(now)
             return True
         if msg.stop is not StopCode.STOP or not self.judge.would_accept(TCP, msg):
@@ -918,9 +922,12 @@ class Relay:
 
     def _replaced(
         self, item: _Msg, new: GameEnd, to: Side, why: str, *, on_behalf_of: Side,
-        judged: bool = False,
+        judged: bool = False, judged_as_sent: bool = False,
     ) -> None:
-        self._arrival_record(item, "dropped", reason="replaced", error=why)
+        """``item`` goes on as ``new``: the engine's message is traced as replaced (judged,
+        if the judge took it as sent) and ``new`` as the bridge's, on its sender's behalf."""
+        self._arrival_record(item, "dropped", reason="replaced", error=why,
+                             judged=True if judged_as_sent else None)
         self._bridge_sends(to, new, why, judged=judged, on_behalf_of=on_behalf_of)
 
     # ------------------------------------------------------------------ close-out
