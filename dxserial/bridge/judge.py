@@ -300,6 +300,8 @@ class Judge:
         request = self.dialogue.game_request
         budget = float(request.minutes) * 60 if request is not None else None
         if self._times[sender].add(msg.seconds, took, budget):
+            colour = colour_name(verdict.colour) if verdict.colour is not None else sender
+            self.comment(f"{colour}'s MOVE times are its totals for the game (read as such)")
             return ((sender, CUMULATIVE_TIMES),)
         return ()
 
