@@ -196,3 +196,14 @@ def test_an_initiator_that_does_not_wait_for_the_answer_to_its_gameend_never_get
     assert any("without waiting for the answer" in n for n in notes(rig))
     assert rig.warnings() == [] and len(rig.records) == 1
     rig.check_counts()
+
+
+def test_an_engine_that_leaves_instead_of_answering_a_gameend_is_answered_for_at_once() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    replay(rig, recorded("gwd-client-follower-nonstrict"))  # ends with the serial E10
+    rig.leave(TCP)  # GWD's games are over: it hangs up without a word
+    assert rig.got[SERIAL][-1] == b"E00"  # no grace to wait for: the game was over
+    assert rig.messages("sent-by-bridge")[-1]["on_behalf_of"] == "tcp"
+    assert rig.warnings() == [] and len(rig.records) == 1
+    rig.check_counts()

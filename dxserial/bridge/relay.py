@@ -413,6 +413,13 @@ class Relay:
             self._finish_closeout(f"{gone} too", now, abort=True)
         elif co is None and self.judge.game_open:
             grace = self.settings.grace[side]
+            d = self.judge.dialogue
+            if d.phase is Phase.ENDING and d.awaiting is self.judge.roles[side]:
+                # It left instead of answering the GAMEEND (engines that never answer one do
+                # when their games are over): the game is over; answer for it at once.
+                grace = 0.0
+                self._log(logging.INFO, f"{gone} without answering the GAMEEND; the bridge "
+                          f"answers it on its behalf")
             self._closeout = _Closeout(side, gone, now + grace)
             if grace > 0:
                 self._log(

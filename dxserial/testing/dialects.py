@@ -4,7 +4,7 @@ built-in player with one habit bent into what it sends, to test the bridge, ``en
 
 * ``echo``: answers a GAMEEND with the reason it received (GWD, pydraughts).
 * ``silent``: never answers a GAMEEND; as initiator it sends the next GAMEREQ at once (GWD's
-  default).
+  default); like GWD it plays 5 moves past the GAMEREQ's move limit before it ends a game.
 * ``cumulative``: MOVE times are its total for the game, three seconds a move (GWD's times).
 * ``wide``: a GAMEACC whose name is padded to 40 characters.
 
@@ -34,6 +34,7 @@ __all__ = ["DIALECTS", "DialectPlayer", "main"]
 DIALECTS = ("echo", "silent", "cumulative", "wide")
 SECONDS_A_MOVE = 3  # what a 'cumulative' stand-in claims each of its moves took
 WIDE = 40
+GWD_MARGIN = 5  # moves GWD plays past the move limit before it ends the game
 
 
 class DialectPlayer(Player):
@@ -47,6 +48,14 @@ class DialectPlayer(Player):
         super().__init__(config, clock=clock)
         self.dialect = dialect
         self._total = 0
+
+    def _limit_reached(self) -> bool:
+        if self.dialect != "silent":
+            return super()._limit_reached()
+        request = self.session.dialogue.game_request
+        if request is None or not request.moves:
+            return False
+        return self.session.dialogue.plies >= 2 * (request.moves + GWD_MARGIN)
 
     def start(self) -> list[Message]:
         return self._speak(None, super().start())
