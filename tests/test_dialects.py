@@ -141,3 +141,14 @@ def test_the_built_in_engine_takes_silence_as_the_answer_after_its_timeout() -> 
     assert initiator.current_game == 2  # game 2 goes on
     texts = [e.text for e in initiator.events() if isinstance(e, Note)]
     assert sum("does not answer a GAMEEND" in t for t in texts) == 1
+
+
+def test_a_peer_that_hangs_up_instead_of_answering_our_last_gameend_ends_the_session() -> None:
+    initiator = Player(PlayerConfig(role=Role.INITIATOR, games=1, moves=1, depth=1,
+                                    colour=Colour.BLACK))
+    initiator.start()
+    initiator.receive(parse(f"A{'GWD':<32}0".encode()))
+    [end] = initiator.receive(parse(b"M0000192300"))
+    assert isinstance(end, GameEnd) and end.stop.value == "1"  # the last game: stop
+    assert initiator.hung_up_for_answer()  # told to stop, it stopped: no lost link
+    assert initiator.done and initiator.ok and initiator.games_finished == 1

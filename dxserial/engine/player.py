@@ -108,7 +108,12 @@ from dxserial.protocol.session import (
     Session,
     TakeBack,
 )
-from dxserial.protocol.tolerance import Habits, late_answer, silence_as_answer
+from dxserial.protocol.tolerance import (
+    Habits,
+    late_answer,
+    leaving_answers,
+    silence_as_answer,
+)
 
 __all__ = [
     "DEFAULT_DEPTH",
@@ -362,6 +367,15 @@ class Player:
             return self._closed(StopCode.CONTINUE, answered=True)
         self._handle(silence_as_answer(self.session))
         return self._after()
+
+    def hung_up_for_answer(self) -> bool:
+        """The peer hung up while our GAMEEND with stop code 1 waited for its answer (an
+        engine that never answers one): it was told to stop and did.  True if so; the
+        silence is then the answer and the session is over."""
+        if not leaving_answers(self.session):
+            return False
+        self._unanswered()
+        return True
 
     def _habit(self, habit: str) -> None:
         text = self._habits.note(habit)

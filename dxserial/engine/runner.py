@@ -185,6 +185,9 @@ class EngineRunner:
             if isinstance(item, _Stop):
                 return self._stopped()
             if isinstance(item, _Lost):
+                if player.hung_up_for_answer():  # told to stop, it stopped: a normal end
+                    self._report()
+                    break
                 return RunResult(1, f"link lost: {item.reason}")
             try:
                 msg = parse(item.raw, strict=False)
