@@ -63,8 +63,9 @@ def test_gwd_server_initiator_echoing_the_reason_plays_two_games_with_two_record
     rig.check_counts()
 
 
-def test_gwd_server_follower_two_games_without_a_stall() -> None:
-    rig = Rig()
+@pytest.mark.parametrize("referee", ["warn", "strict"])
+def test_gwd_server_follower_two_games_without_a_stall(referee: str) -> None:
+    rig = Rig(referee)
     rig.join(TCP)
     replay(rig, recorded("gwd-server-follower"))
     assert rig.warnings() == [] and rig.messages("sent-by-bridge") == []
@@ -72,8 +73,11 @@ def test_gwd_server_follower_two_games_without_a_stall() -> None:
     rig.check_counts()
 
 
-def test_gwd_initiator_that_never_answers_sends_the_next_gamereq_as_its_answer() -> None:
-    rig = Rig()
+@pytest.mark.parametrize("referee", ["warn", "strict"])
+def test_gwd_initiator_that_never_answers_sends_the_next_gamereq_as_its_answer(
+    referee: str,
+) -> None:
+    rig = Rig(referee)
     rig.join(TCP)
     messages = recorded("gwd-server-initiator-nonstrict")
     upto = max(i for i, (side, raw) in enumerate(messages) if raw.startswith(b"R"))
@@ -88,8 +92,9 @@ def test_gwd_initiator_that_never_answers_sends_the_next_gamereq_as_its_answer()
     rig.check_counts()
 
 
-def test_gwd_follower_that_never_answers_is_answered_for_by_the_bridge() -> None:
-    rig = Rig()
+@pytest.mark.parametrize("referee", ["warn", "strict"])
+def test_gwd_follower_that_never_answers_is_answered_for_by_the_bridge(referee: str) -> None:
+    rig = Rig(referee)
     rig.join(TCP)
     messages = recorded("gwd-client-follower-nonstrict")
     replay(rig, messages)
