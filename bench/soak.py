@@ -227,8 +227,9 @@ def soak(games: int, *, moves: int = 20, baud: int = 115200, depths: tuple[int, 
         pdn_dir = directory / "games"
         vpair = Vpair(directory, "--baud", str(baud))
         stack.callback(vpair.close)
+        # --pass-stop: the initiator's last stop code ends the follower's session too.
         bridge = Bridge(directory, vpair.path_a, "--baud", str(baud), "--pdn", str(pdn_dir),
-                        trace=False)
+                        "--pass-stop", trace=False)
         stack.callback(bridge.shutdown)
         follower = Engine(directory, "follower", vpair.path_b, "--role", "follower",
                           "--baud", str(baud), "--depth", str(depths[1]), "--seed", str(seed))

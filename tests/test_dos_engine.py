@@ -107,7 +107,8 @@ def play(tmp: Path, setup: Setup, runs: list[Dosbox], peer: list[str] | None = N
     side plays it to the end: the built-in engine, or ``peer`` (a script given the bridge's
     TCP address as its first argument)."""
     port, pdn = free_port(), tmp / "pdn"
-    bridge_args = ["bridge", setup.url(port), "--listen", "127.0.0.1:0", "--pdn", str(pdn)]
+    bridge_args = ["bridge", setup.url(port), "--listen", "127.0.0.1:0", "--pdn", str(pdn),
+                   "--pass-stop"]  # one session: the DOS program ends with the TCP engine
     if setup.dosbox_listens:
         runs.append(Dosbox(tmp, setup, port))
         wait_until(lambda: listening(port), timeout=20, what="DOSBox listening")

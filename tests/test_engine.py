@@ -3,6 +3,8 @@ eye, and one player driven message by message through each rule it follows."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from dxserial.draughts import Position
@@ -173,7 +175,7 @@ def test_initiator_takes_a_gameend_answer_with_a_reason() -> None:
     ]
     assert initiator.receive(m("E21")) == []
     notes = [e for e in initiator.events() if isinstance(e, Note)]
-    assert any("taken as the answer" in n.text for n in notes)
+    assert any("taken as the answer" in n.text and n.level == logging.INFO for n in notes)
     assert initiator.done
 
 

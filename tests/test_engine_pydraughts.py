@@ -130,7 +130,9 @@ def test_pydraughts_plays_a_whole_game_through_the_bridge(
     end = out.expect("END", timeout=60)
     out.expect("SENT E01", timeout=10)
     result = engine.out.expect("game 1:", timeout=30)
-    assert engine.wait(20) == 0, engine.stderr()
+    # pydraughts' E01 ended its own session: the serial engine stays for the next TCP engine.
+    assert engine.proc.poll() is None
+    assert engine.stop() == 0, engine.stderr()  # stopped by hand after a finished game
     plies = int(end.split()[1])
     assert plies > 10
     assert result == "game 1: 0-2 (White has no legal move)"

@@ -85,9 +85,12 @@ def test_probe_finds_the_peer_and_its_bridge_command_plays_a_game(
         assert f'link = "{link}"' in config.read_text()
         # The engine is ready for a real game: the printed command plays one with it.
         bridge_plays_a_game(str(found["bridge_command"]), tmp_path)
-        # The serial engine played that game to its end (its session ends with it: stop code 1).
+        # The serial engine played that game to its end; the TCP engine's stop code 1 ended
+        # that engine's session only, so the serial engine is still there for the next one.
         assert engine.out.expect("game 1:", timeout=10)
-        assert engine.wait(timeout=10) == 0
+        assert engine.proc.poll() is None
+        engine.proc.terminate()
+        engine.proc.wait(timeout=15)
         # The probe's stray bytes are folded (issue 24: one WARNING per byte, 50+ lines).
         log = engine.stderr()
         assert log.count(" line: ") <= 10, log  # ESC-FS at 2400 baud: 36 before, now 5 + 1

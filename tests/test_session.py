@@ -26,6 +26,7 @@ from dxserial.protocol.session import (
     GameEnded,
     GameRefused,
     GameStarted,
+    HabitSeen,
     MovePlayed,
     Phase,
     Role,
@@ -206,10 +207,50 @@ def test_gameend_only_from_side_to_move() -> None:
     assert d.phase is Phase.ENDING and d.awaiting is INI
 
 
-def test_gameend_answer_must_have_reason_zero() -> None:
+def test_gameend_answer_with_the_reason_it_answers_is_the_answer_named_as_a_habit() -> None:
     d = started()
     d.handle(msg("E20"), INI)
-    violation(d, msg("E20"), FOL, "reason 0")
+    events = d.handle(msg("E20"), FOL)  # GWD, pydraughts: the reason echoed
+    assert events == [
+        HabitSeen("gameend-reason-echo", FOL), GameEnded(E20, msg("E20"), False, INI, W, 0)
+    ]
+    assert d.phase is Phase.IDLE
+
+
+def test_the_initiator_s_next_gamereq_answers_an_unanswered_gameend() -> None:
+    d = started()
+    d.handle(M1, INI)
+    d.handle(msg("E10"), FOL)  # Black resigns; GWD as initiator never answers
+    events = d.handle(req("W"), INI)
+    assert events[0] == HabitSeen("gameend-unanswered", INI)
+    assert isinstance(events[1], GameEnded) and events[1].ended_by is FOL
+    assert d.phase is Phase.REQUESTED and d.awaiting is FOL
+    d2 = started()
+    d2.handle(msg("E01"), INI)  # stop code 1: no next game, the answer is owed
+    violation(d2, req("W"), INI, "stop code 1")
+
+
+def test_a_forwarded_violation_is_followed_not_carried_on() -> None:
+    d = started()
+    d.handle(M1, INI)
+    d.handle(msg("E10"), FOL)
+    violation(d, msg("M0000312600"), INI, "game is ending")
+    assert d.follow(msg("M0000312600"), INI) == []  # nothing a receiver can act on
+    assert d.phase is Phase.ENDING
+    d2 = started()
+    violation(d2, msg("E00"), FOL, "initiator's turn")
+    assert d2.follow(msg("E00"), FOL) == []
+    assert d2.phase is Phase.ENDING and d2.awaiting is INI  # the receiver will answer it
+    d3 = started()
+    events = d3.follow(req("W"), INI)  # a GAMEREQ that was delivered mid-game
+    assert [type(e).__name__ for e in events] == ["GameAbandoned"]
+    assert d3.phase is Phase.REQUESTED
+    assert d3.handle(msg(f"A{'x'.ljust(32)}0"), FOL)  # the next game starts cleanly
+
+
+def test_gameend_answer_comes_from_the_other_side() -> None:
+    d = started()
+    d.handle(msg("E20"), INI)
     violation(d, msg("E00"), INI, "follower must answer")
     violation(d, M1, INI, "game is ending")
     assert d.handle(msg("E00"), FOL) == [GameEnded(E20, E00, False, INI, W, 0)]

@@ -115,7 +115,7 @@ async def test_the_page_follows_a_game_through_the_bridge(
     tmp_path: Path, browser: Browser, rig_factory: RigFactory
 ) -> None:
     pdn = tmp_path / "pdn"
-    rig = rig_factory(bridge_args=("--pdn", str(pdn), "--web", "127.0.0.1:0"))
+    rig = rig_factory(bridge_args=("--pdn", str(pdn), "--web", "127.0.0.1:0", "--pass-stop"))
     url = next(line for line in rig.out.lines if line.startswith("web view: ")).split()[-1]
     await browser.call("Page.navigate", url=url)
     await browser.wait_for("document.getElementById('status').textContent === 'live'")

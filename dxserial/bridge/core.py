@@ -115,6 +115,9 @@ class Bridge:
                 ),
                 serial_repeats=config.link == "nulmodem",
                 grace={SERIAL: 0.0, TCP: config.peer_grace},
+                gameend_timeout=config.gameend_timeout,
+                pass_stop=config.pass_stop,
+                check_serial_state=config.serial_check,
                 trace=trace is not None,
                 observe=observer is not None,
                 news=watch is not None,
@@ -127,6 +130,7 @@ class Bridge:
         self._server: asyncio.Server | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._serial_gone: asyncio.TimerHandle | None = None
+        self._serial_silent: asyncio.TimerHandle | None = None  # port open, engine quiet
         self._flood = FloodGuard()
         self.listen_address: tuple[str, int] | None = None
         self._ready = False
@@ -256,7 +260,7 @@ class Bridge:
             await asyncio.gather(*tasks, return_exceptions=True)
             for driver in self._drivers.values():
                 await driver.close()
-            for handle in (self._timer, self._serial_gone):
+            for handle in (self._timer, self._serial_gone, self._serial_silent):
                 if handle is not None:
                     handle.cancel()
             self._apply(self.relay.shutdown(self._now()))
@@ -343,6 +347,11 @@ class Bridge:
             )
         )
 
+    def _serial_silent_too_long(self) -> None:
+        self._serial_silent = None
+        why = f"the serial engine stopped answering (silent for {self.cfg.serial_grace:g} s more)"
+        self._apply(self.relay.left(SERIAL, self._now(), why))
+
     async def _reopen_serial(self) -> None:
         driver = self._drivers[SERIAL]
         while driver.port is None:
@@ -375,6 +384,11 @@ class Bridge:
     def _serial_event(self, event: LinkEvent) -> None:
         now = self._now()
         if isinstance(event, MessageReceived):
+            if self._serial_silent is not None:
+                self._serial_silent.cancel()
+                self._serial_silent = None
+            if not self.relay.present[SERIAL]:  # it speaks again: a new session
+                self._apply(self.relay.joined(SERIAL, now, f"{self.cfg.port} (it speaks again)"))
             self._received(SERIAL, event.raw, now)
         elif isinstance(event, MessageDelivered):
             self._apply(self.relay.delivered(SERIAL, event.raw, now))
@@ -385,6 +399,13 @@ class Bridge:
                     SERIAL, list(event.undelivered), "the serial engine stopped answering", now
                 )
             )
+            if self._serial_silent is None and self.relay.present[SERIAL]:
+                grace = self.cfg.serial_grace
+                self._log(logging.WARNING, f"the serial engine counts as gone if it stays "
+                          f"silent for {grace:g} s more (its port is still open)")
+                self._serial_silent = asyncio.get_running_loop().call_later(
+                    grace, self._serial_silent_too_long
+                )
         elif isinstance(event, LinkProblem) and event.lost is not None:
             self._apply(self.relay.dropped_by_line(SERIAL, event.lost, str(event.error), now))
         elif isinstance(event, LinkProblem):
@@ -442,7 +463,7 @@ class Bridge:
                 link = await tcp_connect(host, port)
             except DxSerialError as exc:
                 if not failing:
-                    stopped = self.relay.judge.phase is Phase.STOPPED
+                    stopped = self.relay.judge.phase is Phase.STOPPED or self.relay.tcp_stopped
                     self._log(
                         logging.INFO if stopped else logging.WARNING,
                         ("the TCP engine ended the session (stop code 1) and is gone: "

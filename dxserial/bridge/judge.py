@@ -19,8 +19,17 @@ from typing import Any, Literal
 from dxserial.errors import DialogueError, DuplicateMessageError
 from dxserial.game.record import GameRecord, Recorder
 from dxserial.game.referee import GameResult, Policy, Referee, Verdict, ViolationKind, chat_for
+from dxserial.protocol.dialects import CUMULATIVE_TIMES, CumulativeTimes
 from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, colour_name
-from dxserial.protocol.session import Dialogue, GameStarted, Phase, Role, TakeBack
+from dxserial.protocol.session import (
+    Dialogue,
+    DialogueEvent,
+    GameStarted,
+    HabitSeen,
+    Phase,
+    Role,
+    TakeBack,
+)
 
 Side = Literal["serial", "tcp"]
 SERIAL: Side = "serial"
@@ -50,6 +59,7 @@ class Judgement:
     notes: tuple[str, ...] = ()
     record: GameRecord | None = None
     initiator: Side | None = None  # set when this GAMEREQ (re)assigned the roles
+    habits: tuple[tuple[Side, str], ...] = ()  # dialects this message showed (who, habit)
 
     @property
     def forward(self) -> bool:
@@ -92,11 +102,13 @@ class MoveMade:
     colour: Colour
     fen: str | None
     seconds: int
+    total: bool = False  # ``seconds`` is the mover's total for the game (cumulative times)
 
     def event(self) -> dict[str, Any]:
         return {
             "kind": "move", "number": self.number, "ply": self.ply, "pdn": self.pdn,
             "colour": colour_name(self.colour), "fen": self.fen, "seconds": self.seconds,
+            "total": self.total,
         }
 
 
@@ -133,9 +145,17 @@ class Judge:
     """Dialogue state, referee and recorder of the engines on both sides of a bridge."""
 
     def __init__(
-        self, referee: RefereeMode = "warn", *, record: bool = False, news: bool = False
+        self,
+        referee: RefereeMode = "warn",
+        *,
+        record: bool = False,
+        news: bool = False,
+        repeats: frozenset[Side] = frozenset({SERIAL}),
     ) -> None:
         self.mode: RefereeMode = referee
+        #: The sides whose line can deliver a message twice (NULMODEM): only there is a
+        #: repeat a retransmission; anywhere else it is what the engine sent (forwarded).
+        self.repeats = repeats
         self._record = record
         self._news_on = news
         self._news: list[GameNews] = []  # in order, until the relay takes them
@@ -146,6 +166,8 @@ class Judge:
         self._referee: Referee | None = None
         self._dialogue = Dialogue()
         self._recorder = Recorder(site="dxserial bridge") if record else None
+        self._times = {SERIAL: CumulativeTimes(), TCP: CumulativeTimes()}  # this game's
+        self._last_at: float | None = None  # when the last message was judged
         self._fresh()
 
     def _fresh(self) -> None:
@@ -215,16 +237,34 @@ class Judge:
         """
         if self.mode == "strict" or isinstance(msg, GameRequest):
             return True
-        return self.dialogue.may_be_repeat(msg, self.roles[sender])
+        return sender in self.repeats and self.dialogue.may_be_repeat(msg, self.roles[sender])
 
-    def judge(self, sender: Side, msg: Message) -> Judgement:
+    def would_accept(self, sender: Side, msg: Message) -> bool:
+        """Whether the dialogue takes ``msg`` from ``sender`` as it stands (nothing changes)."""
+        outcome = self.dialogue.fork().attempt(msg, self.roles[sender])
+        return not isinstance(outcome, DialogueError)
+
+    def _habits(self, events: tuple[DialogueEvent, ...] | list[DialogueEvent]) -> tuple[
+        tuple[Side, str], ...
+    ]:
+        return tuple(
+            (self.side_of(e.role), e.habit) for e in events if isinstance(e, HabitSeen)
+        )
+
+    def judge(self, sender: Side, msg: Message, now: float | None = None) -> Judgement:
+        """Judge one message (``now``: when it arrived, to tell cumulative MOVE times)."""
         initiator = self._learn_roles(sender, msg)
         role = self.roles[sender]
+        took = None if now is None or self._last_at is None else now - self._last_at
+        self._last_at = now if now is not None else self._last_at
         if self._referee is None:
             return self._dialogue_only(sender, msg, role, initiator)
         verdict = self._referee.observe(msg, role)
         if verdict.kind is ViolationKind.DUPLICATE:
-            return Judgement(role, duplicate=verdict.text)
+            if self.mode == "strict" or sender in self.repeats:
+                return Judgement(role, duplicate=verdict.text)
+            verdict = self._referee.forward_anyway(verdict)
+        habits = self._habits(verdict.events) + self._timing(sender, msg, verdict, took)
         record: GameRecord | None = None
         if self._recorder is not None:
             record = self._recorder.observe(msg, role, verdict)
@@ -232,7 +272,9 @@ class Judge:
             self._tell(msg, verdict)
         notes = verdict.notes
         if verdict.ok:
-            return Judgement(role, notes=notes, record=record, initiator=initiator)
+            return Judgement(
+                role, notes=notes, record=record, initiator=initiator, habits=habits
+            )
         what = (
             "played an illegal move"
             if verdict.kind is ViolationKind.ILLEGAL_MOVE
@@ -246,6 +288,22 @@ class Judge:
                 role, refused=text, chat=chat_for(verdict), notes=notes, record=record
             )
         return Judgement(role, violation=text, notes=notes, record=record, initiator=initiator)
+
+    def _timing(
+        self, sender: Side, msg: Message, verdict: Verdict, took: float | None
+    ) -> tuple[tuple[Side, str], ...]:
+        """Watch each side's MOVE times: a total for the game is a habit (GWD's)."""
+        if any(isinstance(e, GameStarted) for e in verdict.events):
+            self._times = {SERIAL: CumulativeTimes(), TCP: CumulativeTimes()}
+        if not (isinstance(msg, Move) and verdict.applied):
+            return ()
+        request = self.dialogue.game_request
+        budget = float(request.minutes) * 60 if request is not None else None
+        if self._times[sender].add(msg.seconds, took, budget):
+            colour = colour_name(verdict.colour) if verdict.colour is not None else sender
+            self.comment(f"{colour}'s MOVE times are its totals for the game (read as such)")
+            return ((sender, CUMULATIVE_TIMES),)
+        return ()
 
     def _tell(self, msg: Message, verdict: Verdict) -> None:
         """The news in one verdict: the same facts the recorder writes down."""
@@ -279,7 +337,8 @@ class Judge:
             fen = position.to_fen() if position is not None else None
             self._news.append(
                 MoveMade(
-                    self._open, verdict.ply, verdict.pdn or "?", verdict.colour, fen, msg.seconds
+                    self._open, verdict.ply, verdict.pdn or "?", verdict.colour, fen, msg.seconds,
+                    total=self._times[self.side_of(verdict.sender)].cumulative,
                 )
             )
         if verdict.game_ended is not None and verdict.result is not None:
@@ -292,13 +351,14 @@ class Judge:
         self, sender: Side, msg: Message, role: Role, initiator: Side | None
     ) -> Judgement:
         outcome = self._dialogue.attempt(msg, role)
-        if isinstance(outcome, DuplicateMessageError):
+        if isinstance(outcome, DuplicateMessageError) and sender in self.repeats:
             return Judgement(role, duplicate=str(outcome))
         if isinstance(outcome, DialogueError):
+            self._dialogue.follow(msg, role)  # forwarded: the receiver believes it
             return Judgement(
                 role, violation=f"the {sender} engine broke the dialogue: {outcome}"
             )
-        return Judgement(role, initiator=initiator)
+        return Judgement(role, initiator=initiator, habits=self._habits(outcome))
 
     def _learn_roles(self, sender: Side, msg: Message) -> Side | None:
         """A GAMEREQ when nothing is under way names its sender the initiator."""

@@ -18,6 +18,16 @@ its GAMEREQ was delivered.  The rules:
 * The serial engine restarting (a GAMEREQ from it in the middle of a game) is handled
   the same way: the old game is closed towards the TCP engine, then the GAMEREQ goes on.
 
+The view follows the wire.  A message that was forwarded changed what both engines believe,
+so the judge's dialogue takes the state the receiving engine will be in (a rule broken is
+reported once, never carried into later messages or the next game); duplicates are judged
+against the last message delivered from that side, and under ``warn`` only a NULMODEM
+line's repeat is dropped.  Real engines' dialects are accepted and named once per session
+(:mod:`dxserial.protocol.dialects`); a GAMEEND left unanswered ``gameend_timeout`` seconds
+is answered on the silent engine's behalf.  The serial engine is the rig's long-lived party:
+a TCP engine's stop code 1 ends that engine's session only, and a serial engine whose
+state is unknown (``check_serial_state``) has any old game ended before a GAMEREQ reaches it.
+
 Forwarding first.  Under ``warn`` and ``off`` the referee's verdict cannot stop a message
 unless it may be a repeated delivery (or is a GAMEREQ, which may change the roles): such a
 message comes out of :meth:`Relay.receive` as its :class:`Send` alone, and is judged by
@@ -52,7 +62,26 @@ from dxserial.bridge.judge import (
 )
 from dxserial.errors import FramingError, MessageError
 from dxserial.game.record import GameRecord
-from dxserial.protocol.messages import Chat, GameRequest, Message, escape, parse
+from dxserial.protocol.dialects import (
+    BRIDGE_GAMEEND_TIMEOUT,
+    GAMEEND_NOT_AWAITED,
+    GAMEEND_UNANSWERED,
+    NAME_FIELD,
+    habit_text,
+)
+from dxserial.protocol.messages import (
+    BackAccept,
+    BackRequest,
+    Chat,
+    EndReason,
+    GameEnd,
+    GameRequest,
+    Message,
+    Move,
+    StopCode,
+    escape,
+    parse,
+)
 from dxserial.protocol.session import Phase
 
 #: How much of what was delivered to a side is remembered, to name the messages a peer that
@@ -155,6 +184,14 @@ class RelaySettings:
     #: Tell each game's story as :class:`News` actions (a live view is watching); this
     #: keeps a referee even with ``referee="off"``.
     news: bool = False
+    #: Seconds a GAMEEND waits for its answer before the bridge answers it on the silent
+    #: engine's behalf (0: never); an initiator's next GAMEREQ is an answer too.
+    gameend_timeout: float = BRIDGE_GAMEEND_TIMEOUT
+    #: Forward a TCP engine's stop code 1 as it is (else: towards the serial engine it is 0).
+    pass_stop: bool = False
+    #: The serial engine's state is not known until it speaks (a bridge that starts, a
+    #: serial engine that comes back): end any game it may have before a GAMEREQ for it.
+    check_serial_state: bool = False
 
 
 @dataclass
@@ -177,6 +214,10 @@ class _Closeout:
     held: deque[tuple[_Msg, float]] = field(default_factory=deque)
 
 
+#: What only a running game explains (from a serial engine still in an old one).
+_GAME_MESSAGES = (Move, GameEnd, BackRequest, BackAccept)
+
+
 def _is_console(text: str) -> bool:
     return text.lstrip().lower().startswith("console ")
 
@@ -193,7 +234,10 @@ class Relay:
         self.settings = settings or RelaySettings()
         self._check = check  # raises FramingError if that side's line cannot carry it
         self.judge = Judge(
-            self.settings.referee, record=self.settings.record, news=self.settings.news
+            self.settings.referee,
+            record=self.settings.record,
+            news=self.settings.news,
+            repeats=frozenset({SERIAL}) if self.settings.serial_repeats else frozenset(),
         )
         self.present: dict[Side, bool] = {SERIAL: True, TCP: False}
         self.session: dict[Side, int] = {SERIAL: 1, TCP: 0}
@@ -212,6 +256,17 @@ class Relay:
         self._out: list[Action] = []
         # Forwarded before being judged (see settle()); judged in order, before anything else.
         self._unjudged: deque[tuple[_Msg, Message, float]] = deque()
+        self._habits: set[tuple[Side, int, str]] = set()  # (side, session, habit) named
+        # A GAMEEND waiting for its answer: (the side that owes it, when the bridge answers).
+        self._ending: tuple[Side, float] | None = None
+        self._answered_for: Side | None = None  # the bridge answered its GAMEEND for it
+        # The serial engine may still be inside a game of the bridge's previous run (or of
+        # before its line went quiet): the first GAMEREQ for it waits until any such game is
+        # ended (see _probing).  Known once it sends a GAMEREQ or a GAMEACC, or answers.
+        self._serial_known = not self.settings.check_serial_state
+        self._probe: tuple[float, deque[tuple[_Msg, Message]]] | None = None  # deadline, held
+        self._tcp_stopped = False  # its stop code 1 ended its session: serial's news wait
+        self._stop_back = False  # the serial engine's answer goes back with stop code 1
 
     # ------------------------------------------------------------------ inputs
 
@@ -314,6 +369,11 @@ class Relay:
         self._settle()
         self.session[side] += 1
         self.present[side] = True
+        if side == TCP:
+            self._tcp_stopped = False
+        else:
+            # Back after it was given up: it may be anywhere.
+            self._serial_known = not self.settings.check_serial_state
         held = self._held[side]
         self._trace_session(side, "joined", who)
         self._log(
@@ -353,6 +413,13 @@ class Relay:
             self._finish_closeout(f"{gone} too", now, abort=True)
         elif co is None and self.judge.game_open:
             grace = self.settings.grace[side]
+            d = self.judge.dialogue
+            if d.phase is Phase.ENDING and d.awaiting is self.judge.roles[side]:
+                # It left instead of answering the GAMEEND (engines that never answer one do
+                # when their games are over): the game is over; answer for it at once.
+                grace = 0.0
+                self._log(logging.INFO, f"{gone} without answering the GAMEEND; the bridge "
+                          f"answers it on its behalf")
             self._closeout = _Closeout(side, gone, now + grace)
             if grace > 0:
                 self._log(
@@ -370,6 +437,12 @@ class Relay:
         return self._take()
 
     def _poll(self, now: float) -> None:
+        if self._probe is not None and now >= self._probe[0]:
+            self._log(logging.INFO, "the serial engine did not answer the bridge's GAMEEND; "
+                      "taken to be idle")
+            self._end_probe(now)
+        if self._ending is not None and now >= self._ending[1]:
+            self._answer_for_silent(now)
         co = self._closeout
         if co is not None and now >= co.deadline:
             if not co.started:
@@ -384,7 +457,12 @@ class Relay:
                 self._finish_closeout("no answer to the bridge", now, abort=True)
 
     def next_deadline(self) -> float | None:
-        return self._closeout.deadline if self._closeout is not None else None
+        times = [t for t in (
+            self._closeout.deadline if self._closeout is not None else None,
+            self._probe[0] if self._probe is not None else None,
+            self._ending[1] if self._ending is not None else None,
+        ) if t is not None]
+        return min(times) if times else None
 
     def shutdown(self, now: float) -> list[Action]:
         """The bridge stops: whatever was not delivered is lost, each one named."""
@@ -406,6 +484,11 @@ class Relay:
         return self._take()
 
     @property
+    def tcp_stopped(self) -> bool:
+        """The TCP engine ended its session with stop code 1 (the serial engine goes on)."""
+        return self._tcp_stopped
+
+    @property
     def closing(self) -> Side | None:
         """The departed side the bridge is speaking for, if it is closing a game."""
         return self._closeout.departed if self._closeout is not None else None
@@ -423,11 +506,17 @@ class Relay:
             return
         item.msg = msg
         for warning in msg.warnings:
-            self._log(
-                logging.WARNING,
-                f"{dir_}: '{escape(item.raw)}': {warning} (forwarded)",
-                kind=f"variant {dir_}",
-            )
+            self._habit(sender, NAME_FIELD, f"{warning} (read leniently, forwarded)")
+        if self._answered_for == sender and not isinstance(msg, Chat):
+            self._answered_for = None
+            if isinstance(msg, GameEnd):  # late: the bridge answered for it already
+                self._arrival_record(
+                    item, "dropped", reason="consumed",
+                    error="a late answer to a GAMEEND whose game is over already",
+                )
+                self._log(logging.INFO, f"{dir_}: late GAMEEND answer '{escape(item.raw)}' "
+                          "consumed: that game is over already")
+                return
         if self._repeated_chat(sender, msg, now):
             self._drop(
                 item, "duplicate",
@@ -446,6 +535,8 @@ class Relay:
             )
             return
         if not self._carried(item):
+            return
+        if self._probing(item, msg, now):
             return
         co = self._closeout
         if co is not None and sender == co.departed:
@@ -466,6 +557,7 @@ class Relay:
             and isinstance(msg, GameRequest)
             and item.raw != previous  # else a NULMODEM retransmission: the judge drops it
             and self.judge.phase in (Phase.PLAYING, Phase.BACK_REQUESTED, Phase.ENDING)
+            and not self.judge.would_accept(SERIAL, msg)  # an unanswered GAMEEND's answer
         ):
             self._log(
                 logging.WARNING,
@@ -476,6 +568,8 @@ class Relay:
             self._closeout = _Closeout(SERIAL, "the serial engine restarted", now)
             self._closeout.held.append((item, now))
             self._start_closeout(now)
+            return
+        if co is None and isinstance(msg, GameEnd) and self._stop_for_tcp_only(item, msg, now):
             return
         if co is None and not self.judge.may_keep_back(sender, msg):
             self._route(other(sender), item)  # judged by settle(), after the write
@@ -488,16 +582,63 @@ class Relay:
     ) -> None:
         assert item.sender is not None
         sender = item.sender
-        verdict = self.judge.judge(sender, msg)
+        verdict = self.judge.judge(sender, msg, now)
         if verdict.initiator is not None:
             self._log(logging.INFO, f"the {verdict.initiator} engine is the initiator")
         if verdict.record is not None:
             self._out.append(WriteRecord(verdict.record))
+        for side, habit in verdict.habits:
+            self._habit(side, habit)
+            if habit == GAMEEND_NOT_AWAITED:  # the answer may be on its way: not for it
+                self._answered_for = other(side)
         try:
             self._route_judged(item, msg, verdict, now, forwarded)
         finally:
             for note in verdict.notes:
                 self._log(logging.INFO, f"referee: {note}")
+            self._watch_ending(now)
+
+    def _habit(self, side: Side, habit: str, detail: str | None = None) -> None:
+        """Name an engine's dialect once per session: a note, never a violation."""
+        key = (side, self.session[side], detail or habit)
+        if key in self._habits:
+            return
+        self._habits.add(key)
+        text = detail or habit_text(habit)
+        self._log(logging.INFO, f"note: the {side} engine {text}" if detail is None
+                  else f"note: the {side} engine's habit: {text}")
+        if self.settings.trace:
+            self._out.append(Trace({
+                "kind": "dialect", "side": side, "session": self.session[side],
+                "habit": habit, "text": text,
+            }))
+
+    def _watch_ending(self, now: float) -> None:
+        """Arm (or clear) the wait for a GAMEEND's answer (see ``gameend_timeout``)."""
+        d = self.judge.dialogue
+        if d.phase is not Phase.ENDING or d.awaiting is None or not self.settings.gameend_timeout:
+            self._ending = None
+            return
+        silent = self.judge.side_of(d.awaiting)
+        if self._ending is None or self._ending[0] != silent:
+            self._ending = (silent, now + self.settings.gameend_timeout)
+
+    def _answer_for_silent(self, now: float) -> None:
+        """The GAMEEND waited ``gameend_timeout`` s: answer it for the silent engine."""
+        assert self._ending is not None
+        silent, _ = self._ending
+        self._ending = None
+        if self._closeout is not None or not self.present[other(silent)]:
+            return
+        self._habit(silent, GAMEEND_UNANSWERED)
+        self._answered_for = silent
+        self._bridge_sends(
+            other(silent), GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE),
+            f"on behalf of the {silent} engine, which did not answer the GAMEEND within "
+            f"{self.settings.gameend_timeout:g} s",
+            judged=True,
+        )
+        self._watch_ending(now)
 
     def _route_judged(
         self, item: _Msg, msg: Message, verdict: Judgement, now: float, forwarded: bool
@@ -639,6 +780,9 @@ class Relay:
     # ------------------------------------------------------------------ routing
 
     def _route(self, to: Side, item: _Msg) -> None:
+        if to == TCP and self._tcp_stopped and item.sender == SERIAL:
+            self._held[to].append(item)  # for the next TCP engine: this one has stopped
+            return
         if self.present[to]:
             self._dispatch(to, item)
             return
@@ -658,20 +802,140 @@ class Relay:
         self._flight[to].append(item)
         self._out.append(Send(to, item.raw))
 
-    def _bridge_sends(self, to: Side, msg: Message, why: str, *, judged: bool) -> None:
+    def _bridge_sends(
+        self, to: Side, msg: Message, why: str, *, judged: bool, on_behalf_of: Side | None = None
+    ) -> None:
         """A message of the bridge's own: traced as such, never as the engine's."""
         item = _Msg(next(self._ids), None, msg.wire, msg)
-        speaks_for: Side | None = None
+        speaks_for = on_behalf_of
         if judged:
             speaks_for = other(to)
             verdict = self.judge.judge(speaks_for, msg)
             if verdict.record is not None:
                 self._out.append(WriteRecord(verdict.record))
-        self._arrival_record(item, "sent-by-bridge", to=to, why=why, on_behalf_of=speaks_for)
+        # judged: false marks a change the bridge made to a message that was judged as sent.
+        unjudged = False if speaks_for is not None and not judged else None
+        self._arrival_record(
+            item, "sent-by-bridge", to=to, why=why, on_behalf_of=speaks_for, judged=unjudged
+        )
         self._log(
             logging.INFO, f"bridge -> {to}: '{escape(msg.wire)}' ({why})", kind=f"bridge -> {to}"
         )
         self._route(to, item)
+
+    # ------------------------------------------------------------------ rig events
+
+    def _probing(self, item: _Msg, msg: Message, now: float) -> bool:
+        """The serial engine's state is unknown when a TCP engine's GAMEREQ is for it: end
+        any game it may still have open (GAMEEND 0, stop 0, the bridge's own), consume its
+        answer, then forward the GAMEREQ.  True if ``item`` was taken care of here."""
+        sender = item.sender
+        if sender == SERIAL and self._probe is None:
+            if self._serial_known or isinstance(msg, Chat):
+                return False
+            if isinstance(msg, _GAME_MESSAGES) and self.judge.phase is Phase.IDLE:
+                self._left_over(item, msg, now)
+                return True
+            self._serial_known = True  # it spoke: whatever it says is judged from here
+            return False
+        if sender == SERIAL:
+            self._arrival_record(
+                item, "dropped", reason="consumed",
+                error="answers the bridge, which ended a game the serial engine may have had",
+            )
+            self._log(logging.INFO, f"serial->tcp: '{escape(item.raw)}' answers the bridge "
+                      "(consumed)")
+            if isinstance(msg, GameEnd):
+                self._end_probe(now)
+            return True
+        if self._probe is not None:
+            self._probe[1].append((item, msg))
+            return True
+        if (
+            self._serial_known or not isinstance(msg, GameRequest) or not self.present[SERIAL]
+            or self._closeout is not None or self.judge.game_open
+        ):
+            return False
+        self._start_probe(now, deque([(item, msg)]), "any such game is ended before the tcp "
+                          "engine's GAMEREQ")
+        return True
+
+    def _start_probe(self, now: float, held: deque[tuple[_Msg, Message]], what: str) -> None:
+        self._probe = (now + (self.settings.gameend_timeout or BRIDGE_GAMEEND_TIMEOUT), held)
+        self._bridge_sends(
+            SERIAL, GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE),
+            f"the bridge cannot know whether the serial engine is still in a game of an earlier "
+            f"run: {what}",
+            judged=False,
+        )
+
+    def _left_over(self, item: _Msg, msg: Message, now: float) -> None:
+        """A game message from a serial engine of unknown state while no game runs here: it
+        belongs to a game of the bridge's earlier run, which no TCP engine has.  Not given
+        to anyone; that game is ended (the bridge answers its GAMEEND, or sends one)."""
+        why = "from a game of the bridge's earlier run, which no tcp engine has"
+        self._arrival_record(item, "lost", reason=why)
+        self._log(logging.INFO, f"serial->tcp: '{escape(item.raw)}' not delivered: {why}")
+        if isinstance(msg, GameEnd):
+            self._serial_known = True
+            self._bridge_sends(
+                SERIAL, GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE),
+                "answers the GAMEEND of a game of the bridge's earlier run", judged=False,
+            )
+            return
+        self._start_probe(now, deque(), "that game is ended")
+
+    def _end_probe(self, now: float) -> None:
+        assert self._probe is not None
+        held = self._probe[1]
+        self._probe = None
+        self._serial_known = True
+        while held:
+            item, msg = held.popleft()
+            self._judge_and_route(item, msg, now)
+
+    def _stop_for_tcp_only(self, item: _Msg, msg: GameEnd, now: float) -> bool:
+        """A TCP engine's stop code 1 ends its own session, not the serial engine's: the
+        serial engine gets the GAMEEND with stop code 0 and its answer goes back with stop
+        code 1, both as the bridge's changes (``--pass-stop`` forwards it unchanged)."""
+        if self.settings.pass_stop:
+            return False
+        d = self.judge.dialogue
+        if item.sender == SERIAL:
+            if not (self._stop_back and d.phase is Phase.ENDING
+                    and d.awaiting is self.judge.roles[SERIAL]):
+                return False
+            self._stop_back = False
+            verdict = self.judge.judge(SERIAL, msg)  # what the serial engine said, as it said it
+            if verdict.record is not None:
+                self._out.append(WriteRecord(verdict.record))
+            for note in verdict.notes:
+                self._log(logging.INFO, f"referee: {note}")
+            self._replaced(item, GameEnd(reason=msg.reason, stop=StopCode.STOP), TCP,
+                           "the tcp engine asked to stop: the serial engine's answer goes back "
+                           "with stop code 1", on_behalf_of=SERIAL, judged_as_sent=True)
+            self._watch_ending(now)
+            return True
+        if msg.stop is not StopCode.STOP or not self.judge.would_accept(TCP, msg):
+            return False
+        self._tcp_stopped = True
+        self._stop_back = d.phase is not Phase.ENDING  # it starts the exchange: answer owed
+        self._replaced(item, GameEnd(reason=msg.reason, stop=StopCode.CONTINUE), SERIAL,
+                       "stop code 1 ends the tcp engine's session only; the serial engine gets "
+                       "stop code 0 and stays ready for the next one (--pass-stop: unchanged)",
+                       on_behalf_of=TCP, judged=True)
+        self._watch_ending(now)
+        return True
+
+    def _replaced(
+        self, item: _Msg, new: GameEnd, to: Side, why: str, *, on_behalf_of: Side,
+        judged: bool = False, judged_as_sent: bool = False,
+    ) -> None:
+        """``item`` goes on as ``new``: the engine's message is traced as replaced (judged,
+        if the judge took it as sent) and ``new`` as the bridge's, on its sender's behalf."""
+        self._arrival_record(item, "dropped", reason="replaced", error=why,
+                             judged=True if judged_as_sent else None)
+        self._bridge_sends(to, new, why, judged=judged, on_behalf_of=on_behalf_of)
 
     # ------------------------------------------------------------------ close-out
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from dxserial.bridge.policy import IPNetwork
+from dxserial.protocol.dialects import BRIDGE_GAMEEND_TIMEOUT
 from dxserial.protocol.links import LinkKind, NulModemSettings
 from dxserial.transports.serial import SerialSettings
 
@@ -42,6 +43,13 @@ class BridgeConfig:
     # A serial port that vanished has this long to come back before its engine counts as
     # gone (its pending messages lost, its game closed towards the TCP engine).
     serial_grace: float = DEFAULT_SERIAL_GRACE
+    # A GAMEEND unanswered this long is answered by the bridge for the silent engine (0: never).
+    gameend_timeout: float = BRIDGE_GAMEEND_TIMEOUT
+    # Forward a TCP engine's stop code 1 to the serial engine (default: it ends the TCP
+    # engine's session only).
+    pass_stop: bool = False
+    # End any game a serial engine of unknown state may have before a GAMEREQ reaches it.
+    serial_check: bool = True
 
 
 __all__ = ["DEFAULT_PEER_GRACE", "DEFAULT_SERIAL_GRACE", "BridgeConfig"]

@@ -30,6 +30,7 @@ from dxserial.config import layered
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
 from dxserial.game.trace import TraceWriter
+from dxserial.protocol.dialects import BRIDGE_GAMEEND_TIMEOUT
 from dxserial.transports.schemes import address
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import parse_endpoint
@@ -181,6 +182,34 @@ def bridge_command(
         envvar="DXSERIAL_SERIAL_GRACE",
         help="Seconds a vanished serial port has to come back before its engine is gone.",
     ),
+    gameend_timeout: float = typer.Option(
+        BRIDGE_GAMEEND_TIMEOUT,
+        "--gameend-timeout",
+        rich_help_panel="Sessions",
+        envvar="DXSERIAL_GAMEEND_TIMEOUT",
+        help="SECONDS a GAMEEND may wait for its answer before the bridge answers it on the "
+        "silent engine's behalf (some engines, GWD by default, never answer one), so the other "
+        "engine is ready for the next game; 0: never.",
+    ),
+    pass_stop: bool = typer.Option(
+        False,
+        "--pass-stop",
+        rich_help_panel="Sessions",
+        envvar="DXSERIAL_PASS_STOP",
+        help="Forward a TCP engine's GAMEEND stop code 1 to the serial engine unchanged. "
+        "Default: the stop ends the TCP engine's session only; the serial engine gets stop "
+        "code 0 and stays ready for the next TCP engine.",
+    ),
+    serial_check: bool = typer.Option(
+        True,
+        "--serial-check/--no-serial-check",
+        rich_help_panel="Sessions",
+        envvar="DXSERIAL_SERIAL_CHECK",
+        help="Before the first GAMEREQ for a serial engine whose state the bridge cannot know "
+        "(the bridge just started or restarted, or the engine came back after counting as "
+        "gone), end any game it may still have open: GAMEEND reason 0, stop code 0, sent as "
+        "the bridge's own, its answer consumed.",
+    ),
     allow: list[str] | None = typer.Option(
         None,
         "--allow",
@@ -253,6 +282,8 @@ def bridge_command(
     peer_grace, serial_grace = given["peer_grace"], given["serial_grace"]
     if not (peer_grace >= 0 and serial_grace >= 0):  # "not >=" also refuses nan
         raise ConfigError("--peer-grace and --serial-grace must be >= 0 seconds")
+    if not given["gameend_timeout"] >= 0:
+        raise ConfigError("--gameend-timeout must be >= 0 seconds")
     referee, pdn = given["referee"], given["pdn"]
     allow_nets = _networks(given["allow"])
     if referee not in ("off", "warn", "strict"):
@@ -302,6 +333,9 @@ def bridge_command(
         pdn=pdn_dir,
         peer_grace=peer_grace,
         serial_grace=serial_grace,
+        gameend_timeout=given["gameend_timeout"],
+        pass_stop=given["pass_stop"],
+        serial_check=given["serial_check"],
     )
     writer = TraceWriter(Path(trace)) if trace is not None else None
     try:
@@ -337,6 +371,9 @@ CONFIG_KEYS: dict[str, type] = {
     "kick_old": bool,
     "peer_grace": float,
     "serial_grace": float,
+    "gameend_timeout": float,
+    "pass_stop": bool,
+    "serial_check": bool,
     "trace": str,
     "web": str,
     "verbose": int,

@@ -25,6 +25,7 @@ from dxserial.engine.player import (
 )
 from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.errors import ConfigError
+from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.protocol.messages import Colour
 from dxserial.protocol.session import Role
 from dxserial.transports.serial import SerialSettings
@@ -183,6 +184,12 @@ def engine_command(
         "session: exit 1 with one line. Its 'id' name is used unless --name is given.",
         show_default=False,
     ),
+    gameend_timeout: float = typer.Option(
+        DEFAULT_GAMEEND_TIMEOUT,
+        "--gameend-timeout",
+        help="Seconds a GAMEEND of ours may wait for the peer's answer; then its silence is "
+        "the answer (some engines, GWD by default, never answer one) and the next game goes on.",
+    ),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=VERBOSE_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
@@ -202,6 +209,8 @@ def engine_command(
     check_depth(depth, "--depth")
     if not answer_timeout > 0:
         raise ConfigError(f"--answer-timeout {answer_timeout:g}: must be > 0 seconds")
+    if not gameend_timeout > 0:  # also refuses nan
+        raise ConfigError(f"--gameend-timeout {gameend_timeout:g}: must be > 0 seconds")
     options = link_options(
         link,
         baud,
@@ -224,6 +233,7 @@ def engine_command(
         colour=parse_colour("--colour", colour),
         seed=seed,
         answer_timeout=answer_timeout,
+        gameend_timeout=gameend_timeout,
     )
     where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
     try:

@@ -21,6 +21,7 @@ from dxserial.game.arbiter import ArbiterSettings
 from dxserial.programs.engine_host import engine_endpoint, load_engines
 from dxserial.programs.match import FailurePolicy, GameStart, Match, MatchConfig
 from dxserial.programs.tournament import parse_opening
+from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 
 
 @app.command("match")
@@ -43,6 +44,12 @@ def match_command(
     ),
     move_timeout: float = typer.Option(
         60.0, "--move-timeout", help="Seconds an engine may take for one move or answer."
+    ),
+    gameend_timeout: float = typer.Option(
+        DEFAULT_GAMEEND_TIMEOUT,
+        "--gameend-timeout",
+        help="Seconds a GAMEEND of ours may wait for the engine's answer; then its silence is "
+        "the answer (some engines, GWD by default, never answer one) and the next game goes on.",
     ),
     connect_timeout: float = typer.Option(
         30.0,
@@ -172,6 +179,8 @@ def match_command(
         if chosen.position is not None
         else None
     )
+    if not gameend_timeout > 0:  # also refuses nan
+        raise ConfigError(f"--gameend-timeout {gameend_timeout:g}: must be > 0 seconds")
     output_dir(pdn, "PDN folder", create=False)  # made when the first game is written
     options = link_options(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
@@ -197,6 +206,7 @@ def match_command(
         log_messages=verbose >= 1,
         arbiter=arbiter,
         start=start,
+        gameend_timeout=gameend_timeout,
     )
     match = Match(endpoints[0], endpoints[1], config, progress=stdout_progress())
     def watch(publish: Publish) -> None:

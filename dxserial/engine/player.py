@@ -36,8 +36,10 @@ Rules it follows (decided here where DXP leaves a choice):
   peer that did get both sees the repeat as a duplicate.
 * **BACKREQ** is answered with K0 (and the game goes back) or K1, as configured.
 * **Leniency.**  A peer's repeat of its previous message that would be out of turn (a
-  NULMODEM retransmission) is ignored.  A GAMEEND answer with a reason other than 0 is taken
-  as the answer: pydraughts 0.6.7 answers with the reason it received.
+  NULMODEM retransmission) is ignored.  Dialects (:mod:`dxserial.protocol.dialects`) are
+  named once as a note: a GAMEEND answer with the reason it answers (pydraughts, GWD) is
+  the answer; a GAMEEND left unanswered for ``gameend_timeout`` seconds (GWD) counts as
+  answered, and a late answer after that is swallowed.
 * **Violations** (a message out of turn, an illegal move, a message that is not DXP) do not
   end the session; the player stays a usable peer:
 
@@ -77,6 +79,7 @@ from dxserial.engine.mover import MoverFailed, MoveSource
 from dxserial.engine.search import MAX_DEPTH, choose_move
 from dxserial.errors import ConfigError, DialogueError, DuplicateMessageError, ProtocolError
 from dxserial.game.referee import gameend_result
+from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT, GAMEEND_UNANSWERED
 from dxserial.protocol.dxp_moves import match_dxp_move, position_from_gamereq, to_dxp_move
 from dxserial.protocol.messages import (
     NAME_LEN,
@@ -100,10 +103,17 @@ from dxserial.protocol.session import (
     GameEnded,
     GameRefused,
     GameStarted,
+    HabitSeen,
     Phase,
     Role,
     Session,
     TakeBack,
+)
+from dxserial.protocol.tolerance import (
+    Habits,
+    late_answer,
+    leaving_answers,
+    silence_as_answer,
 )
 
 __all__ = [
@@ -180,11 +190,14 @@ class PlayerConfig:
     colour: Colour = Colour.WHITE  # the follower's colour in the first game
     seed: int | None = None
     answer_timeout: float = 10.0  # initiator: seconds a GAMEREQ may wait for its GAMEACC
+    gameend_timeout: float = DEFAULT_GAMEEND_TIMEOUT  # our GAMEEND's answer, at most
 
     def __post_init__(self) -> None:
         check_name(self.name)
         if not self.answer_timeout > 0:
             raise ConfigError(f"answer timeout {self.answer_timeout}: must be > 0 seconds")
+        if not self.gameend_timeout > 0:
+            raise ConfigError(f"GAMEEND timeout {self.gameend_timeout}: must be > 0 seconds")
         check_depth(self.depth)
         if self.games < 1:
             raise ConfigError(f"games {self.games}: must be at least 1")
@@ -293,6 +306,9 @@ class Player:
         self._finished = False
         self._closing: StopCode | None = None  # our unasked GAMEEND waits for its answer
         self._violations = 0  # in a row
+        self._ended_at = 0.0  # when our GAMEEND (or our forced one) went out
+        self._late_answer = False  # its answer was given up on: one late GAMEEND is swallowed
+        self._habits = Habits(config.role.other.value)  # dialects named so far
         self.outcome: str | None = None  # why the session ended, once it has
         self.ok = True  # False if it ended without playing what was asked (refused)
 
@@ -324,8 +340,13 @@ class Player:
         return self._clock()
 
     def deadline(self) -> float | None:
-        """When :meth:`poll` has something to do: our GAMEREQ is overdue; else ``None``."""
-        if self.role is not Role.INITIATOR or self.done:
+        """When :meth:`poll` has something to do (our GAMEREQ or our GAMEEND is overdue)."""
+        if self.done:
+            return None
+        d = self.session.dialogue
+        if self._closing is not None or (d.phase is Phase.ENDING and d.awaiting is not self.role):
+            return self._ended_at + self.config.gameend_timeout
+        if self.role is not Role.INITIATOR:
             return None
         if self.session.phase is not Phase.REQUESTED:
             return None
@@ -337,12 +358,37 @@ class Player:
         deadline = self.deadline()
         if deadline is None or now < deadline:
             return []
+        if self._closing is not None or self.session.phase is Phase.ENDING:
+            return self._unanswered()
         self._requested_at = now
         self._events.append(NoAnswer(self.config.answer_timeout, repeat))
         request = self.session.dialogue.pending
         if repeat and isinstance(request, GameRequest):
             return [request]  # a repeat: the dialogue already has it
         return []
+
+    def _unanswered(self) -> list[Message]:
+        """Our GAMEEND had no answer in time (GWD's habit): taken as answered, stop code 0."""
+        self._late_answer = True
+        if self._closing is not None:
+            self._habit(GAMEEND_UNANSWERED)
+            return self._closed(StopCode.CONTINUE, answered=True)
+        self._handle(silence_as_answer(self.session))
+        return self._after()
+
+    def hung_up_for_answer(self) -> bool:
+        """The peer hung up while our GAMEEND with stop code 1 waited for its answer (an
+        engine that never answers one): it was told to stop and did.  True if so; the
+        silence is then the answer and the session is over."""
+        if not leaving_answers(self.session):
+            return False
+        self._unanswered()
+        return True
+
+    def _habit(self, habit: str) -> None:
+        text = self._habits.note(habit)
+        if text is not None:
+            self._note(text)
 
     def events(self) -> list[PlayerEvent]:
         out, self._events = self._events, []
@@ -368,6 +414,16 @@ class Player:
         if isinstance(msg, Chat):
             self._note(f"chat from the {peer}: {msg.text}")
             return []
+        if self._late_answer:
+            self._late_answer = False
+            if late_answer(self.session, msg):
+                self._note(f"the {peer}'s late answer to our GAMEEND swallowed")
+                return []
+        if isinstance(msg, GameEnd) and self.session.phase is Phase.IDLE and self._closing is None:
+            # Someone closes a game we do not have (a bridge or director that restarted
+            # makes sure no old game is open): answer it, nothing is wrong.
+            self._note(f"the {peer} closed a game we do not have (GAMEEND while idle): answered")
+            return [GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE)]
         if self._closing is not None:
             if isinstance(msg, GameEnd):
                 return self._closed(msg.stop)
@@ -382,10 +438,7 @@ class Player:
             self._note(f"ignored: {exc}", logging.WARNING)
             return []
         except DialogueError as exc:
-            lenient = self._lenient_answer(msg)
-            if lenient is None:
-                return self._violation(str(exc), msg)
-            events = lenient
+            return self._violation(str(exc), msg)
         out: list[Message] = []
         if isinstance(msg, GameRequest):
             out += self._answer_request(msg)
@@ -424,23 +477,6 @@ class Player:
     def _note(self, text: str, level: int = logging.INFO) -> None:
         self._events.append(Note(text, level))
 
-    def _lenient_answer(self, msg: Message) -> list[DialogueEvent] | None:
-        """A GAMEEND answer with a non-zero reason counts as the answer; else ``None``."""
-        d = self.session.dialogue
-        if (
-            isinstance(msg, GameEnd)
-            and d.phase is Phase.ENDING
-            and d.awaiting is self.role.other
-            and msg.reason is not EndReason.NONE
-        ):
-            self._note(
-                f"the {self.role.other} answered GAMEEND with reason {msg.reason.value}, "
-                "not 0; taken as the answer",
-                logging.WARNING,
-            )
-            return self.session.receive(GameEnd(reason=EndReason.NONE, stop=msg.stop))
-        return None
-
     def _violation(self, reason: str, msg: Message | None) -> list[Message]:
         """Tell the peer why, close the game it or we believe runs, and stay ready.
 
@@ -471,6 +507,7 @@ class Player:
         else:
             return out
         out.append(GameEnd(reason=EndReason.NONE, stop=stop))
+        self._ended_at = self._clock()
         if isinstance(msg, GameEnd):
             # Our GAMEEND answers the peer's: nothing more to wait for.
             self._closing = stop
@@ -512,11 +549,15 @@ class Player:
     def _send(self, msg: Message) -> list[Message]:
         """Check our own message against the dialogue (a violation here is our bug)."""
         self._handle(self.session.send(msg))
+        if isinstance(msg, GameEnd):
+            self._ended_at = self._clock()
         return [msg]
 
     def _handle(self, events: list[DialogueEvent]) -> None:
         for event in events:
-            if isinstance(event, GameStarted):
+            if isinstance(event, HabitSeen):
+                self._habit(event.habit)
+            elif isinstance(event, GameStarted):
                 self._begin(event)
             elif isinstance(event, GameRefused):
                 self._note(

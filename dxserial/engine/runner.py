@@ -104,6 +104,7 @@ class EngineRunner:
         self._driver: LinkDriver | None = None
         self._lost = False
         self._repeat = False  # a NUL link: an unanswered GAMEREQ is sent again
+        self._habits: set[str] = set()  # the peer's lenient readings, named once
         self._getter: asyncio.Future[_Item] | None = None
         self.results: list[GameOver] = []
 
@@ -193,6 +194,9 @@ class EngineRunner:
             if isinstance(item, _Stop):
                 return self._stopped()
             if isinstance(item, _Lost):
+                if player.hung_up_for_answer():  # told to stop, it stopped: a normal end
+                    self._report()
+                    break
                 return RunResult(1, f"link lost: {item.reason}")
             try:
                 msg = parse(item.raw, strict=False)
@@ -206,8 +210,10 @@ class EngineRunner:
                 self._send_all(out)
                 continue
             log.log(self._msg_level, "in  %s (%s)", escape(msg.wire), msg.NAME)
-            for warning in msg.warnings:
-                log.warning("%s: %s", escape(msg.wire), warning)
+            for warning in msg.warnings:  # a habit of the peer's, read leniently: once
+                if warning not in self._habits:
+                    self._habits.add(warning)
+                    log.info("note: the peer's habit: %s (read leniently)", warning)
             try:
                 out = await asyncio.to_thread(player.receive, msg)
             except SearchCancelled:  # stop() was called while we were thinking

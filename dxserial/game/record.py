@@ -15,7 +15,7 @@ from dxserial.errors import DxSerialError
 from dxserial.game.referee import GameResult, Verdict, ViolationKind
 from dxserial.protocol.dxp_moves import position_from_gamereq
 from dxserial.protocol.messages import Colour, Message, escape
-from dxserial.protocol.session import GameStarted, MovePlayed, Role, TakeBack
+from dxserial.protocol.session import GameAbandoned, GameStarted, MovePlayed, Role, TakeBack
 
 __all__ = [
     "GAME_TYPE",
@@ -130,6 +130,7 @@ class Recorder:
         self._clock = clock
         self._current: GameRecord | None = None
         self._decided: GameResult | None = None
+        self._started = 0  # games recorded so far: each file gets its own number
 
     @property
     def current(self) -> GameRecord | None:
@@ -170,6 +171,9 @@ class Recorder:
             self._decided = verdict.result
         if verdict.game_ended is not None and verdict.result is not None:
             return self._finish(verdict.result)
+        abandoned = next((e for e in verdict.events if isinstance(e, GameAbandoned)), None)
+        if abandoned is not None:
+            return self.abort(abandoned.reason)
         return None
 
     def abort(self, reason: str) -> GameRecord | None:
@@ -191,14 +195,15 @@ class Recorder:
         white = Role.FOLLOWER if request.follower_colour is Colour.WHITE else Role.INITIATOR
         started = self._clock()
         self._decided = verdict.result
+        self._started += 1
         self._current = GameRecord(
             white=names[white],
             black=names[white.other],
             event=self.event,
             site=self.site,
             date=started.strftime("%Y.%m.%d"),
-            round=str(verdict.game),
-            game_number=verdict.game,
+            round=str(self._started),
+            game_number=self._started,
             started=started,
             start_fen=position_from_gamereq(request).to_fen(),
         )

@@ -11,17 +11,19 @@ the game state is afterwards.
 Policy (``Policy.STRICT``): the caller does not forward a violating message, so nothing
 changes: the same side is still to move from the same position.
 
-Policy (``Policy.WARN``): the caller forwards everything.  A message that breaks the
-dialogue (out of turn, duplicate) changes nothing here either, because the dialogue rules
-cannot apply it.  A MOVE that is legal by the dialogue but illegal on the board is another
-matter: the receiving engine got it and will answer as if it had been played.  The referee
-then *counts the ply* (the turn passes, move numbers go on), keeps the last legal position,
-and marks the game "record unreliable from ply N".  From there on it still judges the
-dialogue (turns, duplicates, take-backs, GAMEEND) but stops judging moves on the board:
-any position it could compute would be a guess, and a guess would blame the innocent side
-for every later move.  Those moves come back as ``ok`` with ``checked=False``.  A take-back
-(BACKACC code 0) to a position before ply N makes the game reliable again.  At a GAMEEND
-with reason 0 an unreliable game's result is ``*`` (the final position is unknown).
+Policy (``Policy.WARN``): the caller forwards everything. A message that breaks the dialogue
+(out of turn) is reported, then followed (:meth:`Dialogue.follow`): the state becomes what
+its receiver will believe, so one broken rule is not reported again for every later message.
+A duplicate changes nothing unless the caller forwards it too
+(:meth:`Referee.forward_anyway`). A MOVE that is legal by the dialogue but illegal on the
+board is another matter: the receiving engine got it and will answer as if it had been
+played. The referee then *counts the ply* (the turn passes, move numbers go on), keeps the
+last legal position, and marks the game "record unreliable from ply N". From there on it
+still judges the dialogue (turns, duplicates, take-backs, GAMEEND) but stops judging moves
+on the board: any position it could compute would be a guess, and a guess would blame the
+innocent side for every later move. Those moves come back as ``ok`` with ``checked=False``.
+A take-back (BACKACC code 0) to a position before ply N makes the game reliable again. At a
+GAMEEND with reason 0 an unreliable game's result is ``*`` (the final position is unknown).
 """
 
 from __future__ import annotations
@@ -330,12 +332,15 @@ class Referee:
         exc: DialogueError,
     ) -> Verdict:
         detail = exc.reason or str(exc)
+        events: tuple[DialogueEvent, ...] = ()
         if isinstance(exc, DuplicateMessageError):
             kind = ViolationKind.DUPLICATE
             problem = f"{_describe(msg)} sent again: duplicate: {detail}"
         else:
             kind = ViolationKind.OUT_OF_TURN
             problem = f"{_describe(msg)} out of turn: {detail}"
+            if self.policy is Policy.WARN:
+                events = tuple(self._dialogue.follow(msg, sender))
         text = f"{who} sent {problem}" + (f" (position {judged_in.to_fen()})" if judged_in else "")
         return Verdict(
             message=msg,
@@ -349,6 +354,21 @@ class Referee:
             position_before=judged_in,
             ply=self._dialogue.plies + 1 if isinstance(msg, Move) and self._in_game() else None,
             applied=False,
+            events=events,
+        )
+
+    def forward_anyway(self, verdict: Verdict) -> Verdict:
+        """A duplicate the caller forwards after all (it cannot be a line's repeat): an
+        out-of-turn message the receiver got, followed like one."""
+        assert verdict.kind is ViolationKind.DUPLICATE
+        events = tuple(self._dialogue.follow(verdict.message, verdict.sender))
+        problem = verdict.problem.replace(" sent again: duplicate: ", " sent again: ", 1)
+        return Verdict(
+            message=verdict.message, sender=verdict.sender, who=verdict.who,
+            text=verdict.text.replace(verdict.problem, problem, 1),
+            kind=ViolationKind.OUT_OF_TURN, problem=problem, game=verdict.game,
+            colour=verdict.colour, position_before=verdict.position_before,
+            applied=False, events=events,
         )
 
     def _judge_move(

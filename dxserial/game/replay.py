@@ -108,14 +108,16 @@ class _TraceReplay:
             self.seen.add(ident)
         if action == "sent-by-bridge":
             speaks_for = record.get("on_behalf_of")
-            if not speaks_for:
+            if not speaks_for or record.get("judged") is False:  # its own, or a change
                 self.current.entries.append(f"   bridge -> {direction[8:]}: [{raw_text}]")
                 return
             self.current.entries.append(
-                f"   bridge, for the departed {speaks_for} engine: [{raw_text}]"
+                f"   bridge, on behalf of the {speaks_for} engine: [{raw_text}]"
             )
             direction = f"{speaks_for}->{direction[8:]}"
             action = "queued"
+        if action == "dropped" and record.get("judged") is True:
+            action = "queued"  # the bridge changed it on its way, and judged it as sent
         if action == "lost" and record.get("judged") is False:
             return  # held for a game that never came: nobody judged or received it
         if action == "lost":

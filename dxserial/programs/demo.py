@@ -171,6 +171,8 @@ def _bridge(
             listen=("127.0.0.1", 0),
             referee="warn",
             pdn=pdn_dir,
+            pass_stop=True,  # one game, then both engines stop (the TCP one asks to)
+            serial_check=False,  # the demo starts the serial engine itself: it is idle
         ),
         on_ready=lambda _line: ready.set(),
         observer=show,

@@ -54,7 +54,11 @@ class LiveView:
             if event.get("fen") is not None:  # None: position unknown, the last one stays
                 game["fen"] = event["fen"]
             colour = str(event.get("colour", "White"))
-            game["used"][colour] = game["used"].get(colour, 0) + int(event.get("seconds", 0))
+            seconds = int(event.get("seconds", 0))
+            if event.get("total"):  # cumulative MOVE times (GWD): the total so far
+                game["used"][colour] = seconds
+            else:
+                game["used"][colour] = game["used"].get(colour, 0) + seconds
             if isinstance(event.get("left"), dict):
                 game["clock"] = dict(event["left"])
         elif kind == "takeback":  # the bridge sees take-backs (BACKACC code 0)

@@ -56,6 +56,7 @@ from dxserial.game.referee import (
     false_claim_scored,
     gameend_result,
 )
+from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.protocol.messages import (
     AcceptCode,
     BackAccept,
@@ -83,6 +84,13 @@ from dxserial.protocol.nulmodem import (
     MessageReceived,
 )
 from dxserial.protocol.session import MovePlayed, Phase, Role, Session
+from dxserial.protocol.tolerance import (
+    Habits,
+    awaits_gameend_answer,
+    late_answer,
+    leaving_answers,
+    silence_as_answer,
+)
 from dxserial.transports.base import ByteLink
 from dxserial.transports.linkdriver import LinkDriver
 
@@ -130,6 +138,8 @@ class MatchConfig:
     arbiter: ArbiterSettings = field(default_factory=ArbiterSettings)
     #: Where every game starts (None: the normal start position).
     start: GameStart | None = None
+    #: Seconds an engine may leave our GAMEEND unanswered before its silence is the answer.
+    gameend_timeout: float = DEFAULT_GAMEEND_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -274,6 +284,9 @@ class EngineSide:
     #: The last message the link confirmed delivered to the engine, and when (the clock's
     #: start: NULMODEM's end-byte echo came back, or TCP wrote it).
     delivered: tuple[bytes, float] | None = None
+    #: Its dialects, named once (see :mod:`dxserial.protocol.tolerance`).
+    habits: Habits = field(default_factory=lambda: Habits("engine"))
+    late_answer: bool = False  # its silence was taken as the GAMEEND answer
 
     @property
     def usable(self) -> bool:
@@ -551,7 +564,7 @@ class Match:
         dropped (a strict referee relays nothing of it).  A lost link fails the engine.
         """
         if isinstance(payload, _Lost):
-            if side.session.phase in (Phase.IDLE, Phase.STOPPED):
+            if side.session.phase in (Phase.IDLE, Phase.STOPPED) or leaving_answers(side.session):
                 # Between games or after the last one: leaving is no failure (yet).
                 log.info("engine %s left: %s", side.label, payload.reason)
                 side.gone = payload.reason
@@ -573,8 +586,14 @@ class Match:
         if isinstance(msg, Chat):
             log.info("chat from engine %s: %s", side.label, msg.text)
             return None
+        if side.late_answer:
+            side.late_answer = False
+            if late_answer(side.session, msg):
+                log.info("engine %s: its late GAMEEND answer swallowed", side.label)
+                return None
         try:
-            side.session.receive(msg)
+            for note in side.habits.notes(side.session.receive(msg)):
+                log.info("engine %s: %s", side.label, note)
         except DuplicateMessageError as exc:
             log.warning("engine %s: %s (dropped)", side.label, exc)
             return None
@@ -993,9 +1012,15 @@ class Match:
                 side, reasons.get(side.label, EndReason.NONE), stops[side.label]
             ):
                 pending.add(side.label)
-        deadline = asyncio.get_running_loop().time() + timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        silence = loop.time() + min(timeout, self.cfg.gameend_timeout)
         while pending:
-            item = await self._next(deadline)
+            item = await self._next(min(deadline, silence) if silence else deadline)
+            if item is None and silence and loop.time() < deadline:
+                silence = 0.0
+                pending -= self._silent_answers(pending)
+                continue
             if item is None:
                 for side in self.sides:
                     if side.label in pending:
@@ -1017,6 +1042,18 @@ class Match:
         for side in self.sides:
             if side.connected and side.session.phase is Phase.STOPPED:
                 await self.disconnect(side)
+
+    def _silent_answers(self, pending: set[str]) -> set[str]:
+        """Engines that left our GAMEEND unanswered (GWD's default): their silence is the
+        answer; their exchange is over.  The labels of those engines."""
+        done: set[str] = set()
+        for side in self.sides:
+            if side.label in pending and awaits_gameend_answer(side.session):
+                for note in side.habits.notes(silence_as_answer(side.session)):
+                    log.info("engine %s: %s", side.label, note)
+                side.late_answer = True
+                done.add(side.label)
+        return done
 
     def _write_record(
         self,

@@ -252,11 +252,26 @@ class _Reader:
             allowed = "/".join(repr(m.value) for m in enum_cls)
             raise self.fail(fld, offset, f"{ch!r} is not one of {allowed}") from None
 
-    def name_field(self, fld: str, start: int) -> str:
-        chunk = self.text[start : start + NAME_LEN]
+    def name_field(self, fld: str, start: int, width: int = NAME_LEN) -> str:
+        chunk = self.text[start : start + width]
         if chunk.startswith(" "):
             self.lenient(fld, start, "a name must not start with a blank")
-        return chunk.rstrip(" ")
+        name = chunk.rstrip(" ")
+        padded = name.rstrip("0")
+        if not self.strict and len(name) - len(padded) >= _ZERO_PADDING and padded.strip():
+            # Some clients pad with '0' instead of blanks: a run like that is no name.
+            self.warnings.append(f"{self.name}: field '{fld}' at offset {start}: padded "
+                                 f"with '0' instead of blanks {NORMALISED}")
+            name = padded.rstrip(" ")
+        return name
+
+
+#: Ends the warning of a lenient reading that re-encodes to the normal layout (not the same
+#: bytes: what is forwarded is always the bytes received).
+NORMALISED = "(read as the normal layout)"
+
+#: A name ending in this many '0's or more is taken as padded with '0' (lenient reading).
+_ZERO_PADDING = 4
 
 
 def _all_digits(chunk: str) -> bool:
@@ -279,7 +294,30 @@ def _parse_minutes(r: _Reader, start: int) -> int | float:
     raise r.fail("minutes", start, f"{chunk!r} is not 3 digits")
 
 
+def _gamereq_name_width(r: _Reader) -> int:
+    """The name's width: 32, or (lenient) what a form A or B tail leaves of another length."""
+    n = len(r.text)
+    if r.strict or n in (43, 94):
+        return NAME_LEN
+    for tail in (8, 59):  # colour, minutes, moves, then 'A' / 'B' + colour + 50 squares
+        width = n - 3 - tail
+        if width > 0 and r.text[n - tail : n - tail + 1] in ("W", "Z") and (
+            r.text[n - tail + 7] == ("A" if tail == 8 else "B")
+        ):
+            r.warnings.append(
+                f"{r.name}: field 'initiator name' at offset 3: {width} characters, not "
+                f"{NAME_LEN} {NORMALISED}"
+            )
+            return width
+    return NAME_LEN
+
+
 def _parse_gamereq(r: _Reader) -> GameRequest:
+    width = _gamereq_name_width(r)
+    if width != NAME_LEN:  # read it as if the name had the normal width
+        r.text = r.text[:3] + r.text[3 : 3 + width].rstrip(" ")[:NAME_LEN].ljust(NAME_LEN) + (
+            r.text[3 + width :]
+        )
     r.length(43, 94)
     version = r.number("version", 1, 2, 1, 99)
     name = r.name_field("initiator name", 3)
@@ -313,6 +351,14 @@ def _parse_gamereq(r: _Reader) -> GameRequest:
 
 
 def _parse_gameacc(r: _Reader) -> GameAccept:
+    n = len(r.text)
+    if n != 34 and n >= 3 and not r.strict:  # a name of another width: the code is last
+        r.warnings.append(
+            f"{r.name}: field 'follower name' at offset 1: {n - 2} characters, not {NAME_LEN} "
+            f"{NORMALISED}"
+        )
+        name = r.name_field("follower name", 1, n - 2)[:NAME_LEN].rstrip(" ")
+        return GameAccept(name=name, code=r.choice("code", n - 1, AcceptCode))
     r.length(34)
     name = r.name_field("follower name", 1)
     return GameAccept(name=name, code=r.choice("code", 33, AcceptCode))

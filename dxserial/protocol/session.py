@@ -24,8 +24,12 @@ Rules decided here where DXP.md is silent:
   or the side that owes a GAMEEND answer sends a BACKREQ (sent before it saw the GAMEEND),
   that BACKREQ is void: nothing changes, and one BACKACC from the side that would answer it is
   accepted and ignored if it is that side's next message other than CHAT.
-* A GAMEEND answer must have reason 0 (a violation otherwise); its stop code may differ from
-  the first one: the session stops if either is 1.
+* A GAMEEND answer should have reason 0; one with the reason it answers (GWD, pydraughts)
+  is taken as the answer and reported as a :class:`HabitSeen`.  Its stop code may differ
+  from the first one: the session stops if either is 1.
+* A GAMEREQ from the initiator while a GAMEEND (stop code 0) waits for its answer is the
+  answer (GWD never answers one): the game ends, the request is pending, and a
+  :class:`HabitSeen` says so.
 * A second BACKREQ while one is pending is a violation, even if the two crossed.
 * Duplicates: a message whose bytes equal the sender's previous message (CHAT included in
   "previous") and that would be a violation raises :class:`DuplicateMessageError`. CHAT is
@@ -33,6 +37,12 @@ Rules decided here where DXP.md is silent:
   (the other side answered in between and the repeat is in turn again) cannot be told apart
   from a new message here, with one exception: a MOVE equal to the same side's previous MOVE
   of the game (no take-back since) is always a duplicate, because its from-square is empty.
+* Following the wire.  A refused message leaves the state as it was, which is right when it
+  was not delivered.  A caller that forwarded it anyway calls :meth:`Dialogue.follow`: the
+  state becomes what the receiving engine will believe (a GAMEREQ from the initiator
+  abandons the game and is pending; a GAMEEND during a game awaits its answer), and the
+  message counts as its sender's previous one for duplicates.  A rule is thus broken once,
+  never carried on into every later message or the next game.
 """
 
 from __future__ import annotations
@@ -43,6 +53,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dxserial.errors import DialogueError, DuplicateMessageError
+from dxserial.protocol.dialects import (
+    GAMEEND_NOT_AWAITED,
+    GAMEEND_REASON_ECHO,
+    GAMEEND_UNANSWERED,
+)
 from dxserial.protocol.messages import (
     MESSAGE_TYPES,
     AcceptCode,
@@ -64,9 +79,11 @@ from dxserial.protocol.messages import (
 __all__ = [
     "Dialogue",
     "DialogueEvent",
+    "GameAbandoned",
     "GameEnded",
     "GameRefused",
     "GameStarted",
+    "HabitSeen",
     "MovePlayed",
     "Phase",
     "Role",
@@ -184,6 +201,21 @@ class GameEnded(DialogueEvent):
     ended_by: Role
     colour: Colour
     plies: int
+
+
+@dataclass(frozen=True)
+class GameAbandoned(DialogueEvent):
+    """A forwarded message (see :meth:`Dialogue.follow`) ended the game without a result."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class HabitSeen(DialogueEvent):
+    """``role`` spoke a dialect (:mod:`dxserial.protocol.dialects`) that was taken as meant."""
+
+    habit: str
+    role: Role
 
 
 @dataclass(frozen=True)
@@ -321,23 +353,38 @@ def _end(s: _State, msg: GameEnd, sender: Role) -> _Outcome:
 def _end_answer(s: _State, msg: GameEnd, sender: Role) -> _Outcome:
     initial = s.pending
     assert isinstance(initial, GameEnd)
+    habits: list[DialogueEvent] = []
     if msg.reason is not EndReason.NONE:
-        raise _Refused(
-            f"an answer to a GAMEEND must have reason 0, not {msg.reason.value} "
-            f"({msg.reason.name.lower()})"
-        )
+        habits.append(HabitSeen(GAMEEND_REASON_ECHO, sender))
     stop = StopCode.STOP in (initial.stop, msg.stop)
     result = GameEnded(initial, msg, stop, sender.other, _colour_to_move(s), s.plies)
     ended = replace(s, pending=None, awaiting=None, last_result=result)
     if not stop:
-        return replace(ended, phase=Phase.IDLE), [result]
+        return replace(ended, phase=Phase.IDLE), [*habits, result]
     if initial.stop is msg.stop:
         by = "both sides"
     else:
         by = f"the {sender.other if initial.stop is StopCode.STOP else sender}"
     reason = f"GAMEEND stop code 1 from {by}"
     stopped = replace(ended, phase=Phase.STOPPED, stop_reason=reason)
-    return stopped, [result, SessionStopped(reason)]
+    return stopped, [*habits, result, SessionStopped(reason)]
+
+
+def _request_for_answer(s: _State, msg: GameRequest, sender: Role) -> _Outcome:
+    """The initiator's next GAMEREQ instead of the GAMEEND answer: the game is over."""
+    initial = s.pending
+    assert isinstance(initial, GameEnd) and s.awaiting is not None
+    if initial.stop is StopCode.STOP:
+        raise _Refused(f"the game is ending with stop code 1: {_owed_text(s)}")
+    implied = GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE)
+    silent = s.awaiting
+    result = GameEnded(initial, implied, False, silent.other, _colour_to_move(s), s.plies)
+    ended = replace(s, phase=Phase.IDLE, pending=None, awaiting=None, last_result=result)
+    requested, events = _request(ended, msg, sender)
+    # The initiator's own GAMEEND not waited for (GWD after a move limit), or the
+    # follower's left unanswered (GWD's default): a habit of the initiator either way.
+    habit = GAMEEND_NOT_AWAITED if silent is Role.FOLLOWER else GAMEEND_UNANSWERED
+    return requested, [HabitSeen(habit, sender), result, *events]
 
 
 def _back_request(s: _State, msg: BackRequest, sender: Role) -> _Outcome:
@@ -388,6 +435,7 @@ _RULES: dict[tuple[Phase, str], tuple[_Who, _Apply]] = {
     (Phase.BACK_REQUESTED, "E"): (_Who.AWAITED_TO_MOVE, _end),
     (Phase.BACK_REQUESTED, "K"): (_Who.AWAITED, _back_answer),
     (Phase.ENDING, "E"): (_Who.AWAITED, _end_answer),
+    (Phase.ENDING, "R"): (_Who.ANYONE, _request_for_answer),
     (Phase.ENDING, "B"): (_Who.AWAITED, _crossed_back_request),
 }
 
@@ -504,6 +552,26 @@ class Dialogue:
         if isinstance(msg, Move):
             last_move[sender] = wire
         self._state = _evolve(new, last_wire={**new.last_wire, sender: wire}, last_move=last_move)
+        return events
+
+    def follow(self, msg: Message, sender: Role) -> list[DialogueEvent]:
+        """``msg`` broke a rule but was delivered: take the state its receiver will be in.
+
+        A GAMEREQ from the initiator abandons whatever game runs and is pending; a GAMEEND
+        during a game waits for its answer; anything else leaves the game as it is.  Either
+        way the message is now ``sender``'s previous one (duplicates are judged against
+        what was delivered, not against what was accepted).
+        """
+        s = self._state
+        events: list[DialogueEvent] = []
+        if isinstance(msg, GameRequest) and sender is Role.INITIATOR:
+            if s.phase in (Phase.PLAYING, Phase.BACK_REQUESTED, Phase.ENDING):
+                events.append(GameAbandoned(f"the {sender} sent a new GAMEREQ"))
+            if s.phase is not Phase.STOPPED:
+                s = replace(s, phase=Phase.REQUESTED, pending=msg, awaiting=Role.FOLLOWER)
+        elif isinstance(msg, GameEnd) and s.phase.game_running:
+            s = replace(s, phase=Phase.ENDING, pending=msg, awaiting=sender.other)
+        self._state = _evolve(s, last_wire={**s.last_wire, sender: msg.wire})
         return events
 
     def fork(self) -> Dialogue:

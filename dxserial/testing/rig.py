@@ -53,7 +53,14 @@ class Bridge(Cli):
     """``dxserial bridge SERIAL --listen 127.0.0.1:0 ARGS`` on a free port, tracing to
     ``directory/trace.jsonl`` unless ``trace=False``; its log is ``directory/bridge.log``."""
 
-    def __init__(self, directory: Path, serial: str, *args: str, trace: bool = True) -> None:
+    def __init__(
+        self, directory: Path, serial: str, *args: str, trace: bool = True,
+        serial_check: bool = False,
+    ) -> None:
+        """``serial_check``: keep the bridge's check of a serial engine's state (a scripted
+        serial peer is not an engine and would not answer it; real engines do)."""
+        if not serial_check:
+            args = ("--no-serial-check", *args)
         self.log_path = directory / "bridge.log"
         self.trace_path = directory / "trace.jsonl"
         self.counts: dict[str, int] = {}
