@@ -258,7 +258,7 @@ def test_a_failed_move_source_ends_the_game_with_gameend_and_the_session() -> No
 def test_a_hub_engine_plays_a_whole_game_through_the_bridge_against_a_serial_engine(
     tmp_path: Path,
 ) -> None:
-    rig = start_rig(tmp_path, bridge_args=TEST_BRIDGE_ARGS)
+    rig = start_rig(tmp_path, bridge_args=(*TEST_BRIDGE_ARGS, "--pass-stop"))
     try:
         with Cli(
             "engine",

@@ -56,7 +56,8 @@ def bridge_command(
         "nulmodem",
         "--link",
         envvar="DXSERIAL_LINK",
-        help="Serial framing: 'nulmodem' (the DOS-era echo handshake) or 'nul'.",
+        help="Serial framing: 'nulmodem' (echo handshake; default) or 'nul'.",
+        show_default=False,
     ),
     listen: str | None = typer.Option(
         None,
@@ -73,28 +74,32 @@ def bridge_command(
         show_default=False,
     ),
     baud: int = typer.Option(
-        9600, "--baud", envvar="DXSERIAL_BAUD", help="Serial line speed (DXP's default is 9600)."
+        9600, "--baud", envvar="DXSERIAL_BAUD", help="Serial line speed (default 9600, DXP's).",
+        show_default=False,
     ),
     bytesize: int = typer.Option(
         8,
         "--bytesize",
         rich_help_panel="Serial line",
         envvar="DXSERIAL_BYTESIZE",
-        help="Data bits: 5, 6, 7 or 8.",
+        help="Data bits: 5, 6, 7 or 8 (default 8).",
+        show_default=False,
     ),
     parity: str = typer.Option(
         "N",
         "--parity",
         rich_help_panel="Serial line",
         envvar="DXSERIAL_PARITY",
-        help="Parity: N, E, O, S or M.",
+        help="Parity: N (default), E, O, S or M.",
+        show_default=False,
     ),
     stopbits: float = typer.Option(
         1,
         "--stopbits",
         rich_help_panel="Serial line",
         envvar="DXSERIAL_STOPBITS",
-        help="Stop bits: 1, 1.5 or 2.",
+        help="Stop bits: 1 (default), 1.5 or 2.",
+        show_default=False,
     ),
     rtscts: bool = typer.Option(
         False,
@@ -115,7 +120,7 @@ def bridge_command(
         "--dtr",
         rich_help_panel="Serial line",
         envvar="DXSERIAL_DTR",
-        help="Set DTR to 0 or 1 after opening (default: as the driver sets it).",
+        help="Set DTR to 0 or 1 after opening (default: left as is).",
         show_default=False,
     ),
     rts: int | None = typer.Option(
@@ -123,7 +128,7 @@ def bridge_command(
         "--rts",
         rich_help_panel="Serial line",
         envvar="DXSERIAL_RTS",
-        help="Set RTS to 0 or 1 after opening (default: as the driver sets it).",
+        help="Set RTS to 0 or 1 after opening (default: left as is).",
         show_default=False,
     ),
     start_byte: str = typer.Option(
@@ -158,7 +163,8 @@ def bridge_command(
         "drop",
         "--on-invalid",
         envvar="DXSERIAL_ON_INVALID",
-        help="A message that is not valid DXP: 'drop' it or 'forward' it (logged either way).",
+        help="Invalid DXP: 'drop' (default) or 'forward' it; logged.",
+        show_default=False,
     ),
     kick_old: bool = typer.Option(
         False,
@@ -172,43 +178,44 @@ def bridge_command(
         "--peer-grace",
         rich_help_panel="Sessions",
         envvar="DXSERIAL_PEER_GRACE",
-        help="Seconds before the game of a TCP engine that left is ended for it (README: "
-        "Sessions).",
+        help=f"Seconds before the game of a TCP engine that left is ended for it "
+        f"({DEFAULT_PEER_GRACE:g}).",
+        show_default=False,
     ),
     serial_grace: float = typer.Option(
         DEFAULT_SERIAL_GRACE,
         "--serial-grace",
         rich_help_panel="Sessions",
         envvar="DXSERIAL_SERIAL_GRACE",
-        help="Seconds a vanished serial port has to come back before its engine is gone.",
+        help=f"Seconds a vanished or silent serial engine has to come back "
+        f"({DEFAULT_SERIAL_GRACE:g}).",
+        show_default=False,
     ),
     gameend_timeout: float = typer.Option(
         BRIDGE_GAMEEND_TIMEOUT,
         "--gameend-timeout",
         rich_help_panel="Sessions",
         envvar="DXSERIAL_GAMEEND_TIMEOUT",
-        help="SECONDS a GAMEEND may wait for its answer before the bridge answers it on the "
-        "silent engine's behalf (some engines, GWD by default, never answer one), so the other "
-        "engine is ready for the next game; 0: never.",
+        help="Seconds an unanswered GAMEEND waits before the bridge answers it for the "
+        f"silent engine ({BRIDGE_GAMEEND_TIMEOUT:g}; 0: never).",
+        show_default=False,
     ),
     pass_stop: bool = typer.Option(
         False,
         "--pass-stop",
-        rich_help_panel="Sessions",
+        rich_help_panel="Stops and restarts",
         envvar="DXSERIAL_PASS_STOP",
-        help="Forward a TCP engine's GAMEEND stop code 1 to the serial engine unchanged. "
-        "Default: the stop ends the TCP engine's session only; the serial engine gets stop "
-        "code 0 and stays ready for the next TCP engine.",
+        help="Forward a TCP engine's stop code 1 to the serial engine (default: it gets 0 "
+        "and stays ready).",
     ),
     serial_check: bool = typer.Option(
         True,
         "--serial-check/--no-serial-check",
-        rich_help_panel="Sessions",
+        rich_help_panel="Stops and restarts",
         envvar="DXSERIAL_SERIAL_CHECK",
-        help="Before the first GAMEREQ for a serial engine whose state the bridge cannot know "
-        "(the bridge just started or restarted, or the engine came back after counting as "
-        "gone), end any game it may still have open: GAMEEND reason 0, stop code 0, sent as "
-        "the bridge's own, its answer consumed.",
+        help="End any game a serial engine of unknown state may have open before its first "
+        "GAMEREQ (default: on).",
+        show_default=False,
     ),
     allow: list[str] | None = typer.Option(
         None,
@@ -230,7 +237,8 @@ def bridge_command(
         "warn",
         "--referee",
         envvar="DXSERIAL_REFEREE",
-        help="Check every move: 'off', 'warn' (log, forward) or 'strict' (do not forward).",
+        help="Check moves: 'off', 'warn' (default: log) or 'strict' (block).",
+        show_default=False,
     ),
     pdn: str | None = typer.Option(
         None,
@@ -243,7 +251,7 @@ def bridge_command(
         None,
         "--trace",
         envvar="DXSERIAL_TRACE",
-        help="Append one JSON line per message and event to FILE.",
+        help="Append a JSON line per message and event to FILE.",
         show_default=False,
     ),
     web: str | None = typer.Option(
