@@ -20,6 +20,13 @@ VERBOSE_HELP = (
     "detail (debug)."
 )
 QUIET_HELP = "Only warnings and errors."
+#: The Hub commands talk on stdout; a Hub client may read their stderr as the engine's.
+HUB_VERBOSE_HELP = (
+    "-v: what happens (games, engines) on stderr; -vv: every line and message too. Without it "
+    "only warnings and errors: a Hub client may read stderr as the engine's output (pydraughts "
+    "does)."
+)
+HUB_QUIET_HELP = "Only warnings and errors (the default here)."
 #: The shared -v/-q as typed (one command runs per process; reset when one is resolved).
 _given: dict[str, Any] = {}
 

@@ -11,7 +11,7 @@ import typer
 
 from dxserial import runtime
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging
+from dxserial.cli.common import HUB_QUIET_HELP, HUB_VERBOSE_HELP, configure_logging
 from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_options
 from dxserial.engine.endpoint import EngineEndpoint, parse_engine_endpoint
 from dxserial.engine.player import check_name
@@ -74,18 +74,8 @@ def hub_command(
     answer_timeout: float = typer.Option(
         10.0, "--answer-timeout", help="Seconds the engine gets to answer a GAMEREQ or GAMEEND."
     ),
-    verbose: int = typer.Option(
-        0,
-        "--verbose",
-        "-v",
-        count=True,
-        help="-v: what happens (games, engines) on stderr; -vv: every line and message too. "
-        "Without it only warnings and errors: a Hub client may read stderr as the engine's "
-        "output (pydraughts does).",
-    ),
-    quiet: bool = typer.Option(
-        False, "--quiet", "-q", help="Only warnings and errors (the default here)."
-    ),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=HUB_VERBOSE_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=HUB_QUIET_HELP),
 ) -> None:
     """Be a Hub engine (stdin/stdout) that plays each 'go' through the DXP engine at ENDPOINT.
 

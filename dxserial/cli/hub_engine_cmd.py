@@ -6,7 +6,7 @@ import typer
 
 from dxserial import runtime
 from dxserial.cli.app import app
-from dxserial.cli.common import configure_logging
+from dxserial.cli.common import HUB_QUIET_HELP, HUB_VERBOSE_HELP, configure_logging
 from dxserial.engine.hub_engine import HubEngine
 from dxserial.engine.hub_engine_runner import run_hub_engine
 from dxserial.engine.player import DEFAULT_DEPTH, MAX_DEPTH, check_depth
@@ -28,18 +28,8 @@ def hub_engine_command(
         help="Seed for choosing among equal moves (default: random).",
         show_default=False,
     ),
-    verbose: int = typer.Option(
-        0,
-        "--verbose",
-        "-v",
-        count=True,
-        help="-v: what happens (games, engines) on stderr; -vv: every line and message too. "
-        "Without it only warnings and errors: a Hub client may read stderr as the engine's "
-        "output (pydraughts does).",
-    ),
-    quiet: bool = typer.Option(
-        False, "--quiet", "-q", help="Only warnings and errors (the default here)."
-    ),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=HUB_VERBOSE_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=HUB_QUIET_HELP),
 ) -> None:
     """Speak the Hub protocol (Scan 3.x, Hub GUI, pydraughts) on stdin/stdout with the
     built-in engine.
