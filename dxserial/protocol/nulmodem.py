@@ -51,7 +51,10 @@ ends report them delivered and neither receives them. Nothing on the wire can te
 message, which is then delivered short; the layer-2 parser rejects most such messages. A
 byte added by noise is caught by its echo, unless that echo is lost too. And a corrupted
 echo of E makes the sender repeat a message the receiver already delivered: it arrives
-twice, back to back. Only the dialogue layer can tell that from a new message.
+twice, back to back. Only the dialogue layer can tell that from a new message. Echoes
+carry no sequence number: a start byte stalled past the timeout and echoed late confirms
+the next attempt's start byte, which noise may have turned into a character (its echo
+lost): the message arrives with that character in front.
 
 **Bounces.** Two ends that both believe the other is sending would echo start bytes back
 and forth for ever (a late echo of our own S can do this). So a start byte that repeats a
