@@ -51,7 +51,10 @@ ends report them delivered and neither receives them. Nothing on the wire can te
 message, which is then delivered short; the layer-2 parser rejects most such messages. A
 byte added by noise is caught by its echo, unless that echo is lost too. And a corrupted
 echo of E makes the sender repeat a message the receiver already delivered: it arrives
-twice, back to back. Only the dialogue layer can tell that from a new message.
+twice, back to back. Only the dialogue layer can tell that from a new message. Echoes
+carry no sequence number: a start byte stalled past the timeout and echoed late confirms
+the next attempt's start byte, which noise may have turned into a character (its echo
+lost): the message arrives with that character in front.
 
 **Bounces.** Two ends that both believe the other is sending would echo start bytes back
 and forth for ever (a late echo of our own S can do this). So a start byte that repeats a
@@ -68,6 +71,12 @@ bytes coming round are our own frame. So while a message of ours is pending, a s
 that interrupts a message whose characters so far are the start of ours is not echoed (the
 partial message is dropped), which breaks the ring. A genuine peer whose message happens to
 start like ours and that restarts it loses one attempt and repeats it after its timeout.
+Likewise a whole message equal to our pending one (a start byte where an echo was due,
+then our late echoes): its end byte is not echoed, the message is dropped. A peer that
+really sent the same (a GAMEEND answered by the same GAMEEND while the echo of our end
+byte was lost) gets no echo and sends it again; the second copy while ours still waits is
+taken, with a warning, else two ends with the same message would refuse each other for
+ever. Limit: our late echoes coming round twice with the same message pending would pass.
 Longer rings (two ends passing a
 start byte and characters around, say after noise hit both directions at once) cannot be
 told from a peer byte by byte, so a last rule bounds them: echoing for ``4 * timeout``
@@ -275,6 +284,7 @@ class NulModemLink:
         self._echo_deadline = 0.0
         self._retry_at = 0.0
         self._failures = 0
+        self._refused: bytes | None = None  # our pending message once refused from the peer
         self._last_heard = -math.inf  # last byte from the peer: a sign of life
         self._now = -math.inf
 
@@ -363,7 +373,7 @@ class NulModemLink:
         self._tx = _Tx.IDLE
         self._failures = 0
         self._rx_idle()
-        self._cut = None
+        self._cut = self._refused = None
         self._out.clear()
         self._strays.clear()
         self._stray_count = 0
@@ -471,7 +481,7 @@ class NulModemLink:
                 return False
             assert self._current is not None
             self._events.append(MessageDelivered(self._current))
-            self._current = None
+            self._current = self._refused = None
             self._tx = _Tx.IDLE
             self._failures = 0
             return False
@@ -573,6 +583,22 @@ class NulModemLink:
             )
             self._rx_idle()
             return
+        ends = not starts and (b == self._end or (self._rx_start != self._start and _is_control(b)))
+        if ends and self._current is not None and bytes(self._rx_buf) == self._current:
+            if self._refused != self._current:
+                self._refused = self._current
+                self._problem(
+                    f"end byte {_show(b)} after '{escape(self._current)}', our own message not "
+                    "yet delivered: not echoed, message dropped (our late echoes passed round? "
+                    "a peer that sent the same gets no echo and sends it again)"
+                )
+                self._rx_idle()
+                return
+            self._problem(
+                f"'{escape(self._current)}', the same as our own message not yet delivered, "
+                "came again: taken for the peer's (unless our late echoes passed round twice)",
+                noise=True,
+            )
         if now - self._last_rx_at >= self._timeout / 4:
             self._busy_since = now
             self._busy_bytes = 0
@@ -595,7 +621,6 @@ class NulModemLink:
             self._busy_bytes = 0
             return
         assert starts or self._rx_start is not None
-        ends = not starts and (b == self._end or (self._rx_start != self._start and _is_control(b)))
         self._echo(b, now, framing=starts or ends)
         if starts:
             self._begin(b, now)
