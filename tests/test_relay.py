@@ -134,6 +134,13 @@ class Rig:
         traced = Counter(r["action"] for r in self.trace if r["kind"] == "message")
         for action in ("queued", "delivered", "dropped", "lost", "sent-by-bridge"):
             assert self.relay.counts[action] == traced[action], action
+        # Each direction counts what reached the other engine: nothing lost, nothing of ours.
+        arrived = Counter(
+            r["direction"] for r in self.trace
+            if r["kind"] == "message" and r["action"] == "delivered"
+        )
+        for direction in ("serial->tcp", "tcp->serial"):
+            assert self.relay.counts[direction] == arrived[direction], direction
 
 
 @pytest.fixture

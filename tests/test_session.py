@@ -554,3 +554,16 @@ def test_random_dialogues_raise_only_dialogue_errors(data: st.DataObject) -> Non
             assert (d.awaiting is not None) == (d.pending is not None)
             assert d.plies >= 0 and (d.move_number >= 1) == (d.games_started > 0)
         assert snapshot(mine.dialogue) == snapshot(d)
+
+
+def test_the_side_asked_for_a_take_back_may_not_move_out_of_turn() -> None:
+    """Issue 21: the addressee of a BACKREQ may move only when it is to move (its MOVE may
+    have crossed the BACKREQ); out of turn its MOVE is refused and changes nothing, and the
+    take-back it owes still goes through."""
+    d = started()
+    d.handle(M1, INI)  # the follower is to move ...
+    d.handle(msg("B001W"), FOL)  # ... and asks the initiator to take back instead
+    error = violation(d, M3, INI, "")  # the initiator may answer, not move
+    assert error.side == INI.value and d.plies == 1 and d.turn_role() is FOL
+    assert d.handle(msg("K0"), INI) == [TakeBack(1, W, 0, FOL)]
+    assert d.plies == 0 and d.turn_role() is INI
