@@ -16,7 +16,8 @@ import pytest
 
 from dxserial.errors import ConfigError, PortError
 from dxserial.transports.base import ByteLink
-from dxserial.transports.serial import SerialLink, SerialSettings, open_serial, port_error
+from dxserial.transports.openers import open_serial
+from dxserial.transports.serial import SerialLink, SerialSettings, port_error
 from dxserial.transports.vpair import VirtualPair
 
 ALL_BYTES = bytes(range(256))

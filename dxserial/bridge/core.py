@@ -50,7 +50,7 @@ from dxserial.protocol.nulmodem import (
 )
 from dxserial.protocol.session import Phase
 from dxserial.transports.linkdriver import LinkDriver
-from dxserial.transports.serial import open_serial
+from dxserial.transports.openers import open_serial
 from dxserial.transports.tcp import TcpLink, tcp_connect, tcp_listen
 
 log = logging.getLogger("dxserial.bridge")

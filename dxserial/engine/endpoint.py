@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from dxserial.errors import ConfigError, PortError
 from dxserial.protocol.links import Layer1Link, LinkKind, NulModemSettings, make_link
 from dxserial.transports.base import ByteLink
+from dxserial.transports.openers import open_serial
 from dxserial.transports.schemes import lookup, split_scheme
-from dxserial.transports.serial import SerialSettings, open_serial
+from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import (
     DXP_PORT,
     Endpoint,
