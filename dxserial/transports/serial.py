@@ -36,8 +36,8 @@ import serial
 from serial_asyncio_fast import SerialTransport
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.host.permissions import permission_denied
 from dxserial.transports.base import PushReader, StreamLink, os_reason
+from dxserial.transports.permissions import permission_denied
 from dxserial.transports.schemes import split_scheme
 from dxserial.transports.tcp import tune_socket
 
