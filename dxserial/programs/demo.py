@@ -45,8 +45,8 @@ from dxserial.protocol.messages import (
     escape,
 )
 from dxserial.protocol.session import Role
+from dxserial.sim.vpair import VirtualPair
 from dxserial.transports.serial import SerialSettings
-from dxserial.transports.vpair import VirtualPair
 
 SERIAL_NAME = "DOS engine (NULMODEM)"
 TCP_NAME = "TCP engine"
