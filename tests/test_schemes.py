@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dxserial.engine.endpoint import EndpointKind, parse_engine_endpoint
 from dxserial.errors import ConfigError
 from dxserial.transports.dosbox import SCHEMES as DOSBOX_SCHEMES
+from dxserial.transports.endpoints import EndpointKind, parse_engine_endpoint
 from dxserial.transports.schemes import SCHEMES, address, choices, lookup
 
 ENDPOINT_CHOICES = (

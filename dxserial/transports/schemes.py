@@ -3,8 +3,8 @@
 Each serial scheme names its opener by module path, imported only when used (as
 python-can's backend table does), so the openers may import the serial link freely.
 :func:`~dxserial.transports.openers.open_serial` (bridge PORT, selftest, serial endpoints)
-and :func:`~dxserial.engine.endpoint.parse_engine_endpoint` (engine, match) both decide with this
-table, so a typo such as ``tcpp://`` gets the same one-line answer everywhere, and the
+and :func:`~dxserial.transports.endpoints.parse_engine_endpoint` (engine, match) both decide
+with this table, so a typo such as ``tcpp://`` gets the same one-line answer everywhere, and the
 choices that answer lists are the ones the code really accepts.
 """
 
