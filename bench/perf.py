@@ -7,7 +7,7 @@ minimum), the ratio is formed within one run, so a machine busy with other work 
 both sides alike.
 
 * ``nulmodem``: a MOVE and a 94-byte form-B GAMEREQ delivered over a paced
-  :class:`~dxserial.transports.vpair.VirtualPair` between two NULMODEM speakers, against
+  :class:`~dxserial.sim.vpair.VirtualPair` between two NULMODEM speakers, against
   the physical minimum (characters + 2) x 2 x 10 bits / baud.
 * ``parsing``: parse, encode, NUL framing and the NULMODEM receiver over the messages of
   vectors.json and the Scan game.
@@ -130,7 +130,7 @@ def _echo_round_trip(a: int, b: int, samples: int = 60) -> float:
 
 
 def run_nulmodem(args: argparse.Namespace) -> str:
-    from dxserial.transports.vpair import VirtualPair
+    from dxserial.sim.vpair import VirtualPair
 
     deliveries = max(5, 3 * args.repeat)
     rows = []
@@ -430,7 +430,7 @@ def _largest_imports(count: int = 6) -> str:
 
 
 def run_idle(args: argparse.Namespace) -> str:
-    from dxserial.transports.vpair import VirtualPair
+    from dxserial.sim.vpair import VirtualPair
 
     window = 10.0
     with (

@@ -17,7 +17,8 @@ import sys
 
 from dxserial.runtime import run
 from dxserial.transports.base import StreamLink
-from dxserial.transports.serial import SerialSettings, open_serial
+from dxserial.transports.openers import open_serial
+from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import TcpLink, tcp_listen
 
 

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from dxserial.transports.vpair import BITS_PER_CHAR, VirtualPair
+from dxserial.sim.vpair import BITS_PER_CHAR, VirtualPair
 
 
 def one_run(baud: int, count: int) -> tuple[float, list[float]]:

@@ -18,9 +18,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from dxserial.bridge.policy import IPNetwork, allowed, parse_networks
 from dxserial.errors import ConfigError
 from dxserial.programs.live import LiveView
+from dxserial.transports.access import IPNetwork, allowed, parse_networks
 from dxserial.transports.schemes import address as web_address
 from dxserial.transports.tcp import format_address, listen_problem, parse_endpoint
 

@@ -26,6 +26,7 @@ HEAVY = (
     "dxserial.protocol",
     "dxserial.draughts",
     "dxserial.transports",
+    "dxserial.sim",
     "dxserial.host.udev",
     "dxserial.programs.match",
 )

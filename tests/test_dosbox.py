@@ -27,7 +27,8 @@ from dxserial.transports.dosbox import (
     open_dosbox,
     parse_dosbox_url,
 )
-from dxserial.transports.serial import SerialSettings, open_serial
+from dxserial.transports.openers import open_serial
+from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import Endpoint
 
 FF = b"\xff"

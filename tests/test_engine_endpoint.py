@@ -6,15 +6,15 @@ import asyncio
 
 import pytest
 
-from dxserial.engine.endpoint import (
+from dxserial.errors import ConfigError, PortError
+from dxserial.protocol.links import NulLink, NulModemSettings
+from dxserial.protocol.nulmodem import NulModemLink
+from dxserial.transports.endpoints import (
     EndpointKind,
     EngineEndpoint,
     LinkOptions,
     parse_engine_endpoint,
 )
-from dxserial.errors import ConfigError, PortError
-from dxserial.protocol.links import NulLink, NulModemSettings
-from dxserial.protocol.nulmodem import NulModemLink
 from dxserial.transports.tcp import Endpoint
 
 

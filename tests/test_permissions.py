@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dxserial.host import permissions
-from dxserial.host.permissions import permission_denied
+from dxserial.transports import permissions
+from dxserial.transports.permissions import permission_denied
 
 
 def _device(tmp_path: Path, gid: int, mode: int = 0o660) -> str:

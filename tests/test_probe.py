@@ -19,7 +19,7 @@ from dxserial.protocol.links import NulLink
 from dxserial.protocol.messages import Message, parse
 from dxserial.protocol.nulmodem import MessageReceived, NulModemLink
 from dxserial.protocol.session import Phase, Role
-from dxserial.transports.uart import UartLine
+from dxserial.sim.uart import UartLine
 
 FAST = ProbeSettings(listen=0.5, wait=0.2, answer_wait=0.5, timeout=120.0)
 

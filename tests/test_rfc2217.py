@@ -17,7 +17,7 @@ from dxserial.game.pdn import read_pdn
 from dxserial.testing.process import Cli, wait_until
 from dxserial.testing.rig import start_serial_engine
 from dxserial.testing.ser2net import SER2NET_MISSING, Ser2net
-from dxserial.transports.serial import open_serial
+from dxserial.transports.openers import open_serial
 
 pytestmark = pytest.mark.skipif(SER2NET_MISSING is not None, reason=str(SER2NET_MISSING))
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dxserial.engine.endpoint import EndpointKind, parse_engine_endpoint
 from dxserial.errors import ConfigError
 from dxserial.transports.dosbox import SCHEMES as DOSBOX_SCHEMES
+from dxserial.transports.endpoints import EndpointKind, parse_engine_endpoint
 from dxserial.transports.schemes import SCHEMES, address, choices, lookup
 
 ENDPOINT_CHOICES = (
@@ -106,3 +106,16 @@ def test_bridge_takes_tcp_and_http_urls_for_its_addresses(tmp_path: Path) -> Non
     result = run_cli("bridge", missing, "--connect", "tcp://127.0.0.1:1", "--web", "http://127.0.0.1:0")
     assert result.returncode == 1  # the addresses were taken; the port is what is missing
     assert "bad address" not in result.stderr and "ttyNope" in result.stderr
+
+
+def test_every_serial_scheme_has_an_opener_that_imports() -> None:
+    import inspect
+
+    from dxserial.transports.openers import opener
+    from dxserial.transports.schemes import DEVICE_OPENER
+
+    for scheme in SCHEMES:
+        assert bool(scheme.opener) == scheme.serial, scheme.name
+        if scheme.serial:
+            assert inspect.iscoroutinefunction(opener(scheme.opener)), scheme.name
+    assert inspect.iscoroutinefunction(opener(DEVICE_OPENER))

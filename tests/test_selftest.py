@@ -26,11 +26,11 @@ from dxserial.host.selftest import (
     judge,
     run_selftest,
 )
+from dxserial.sim.vpair import VirtualPair
 from dxserial.testing.fdio import open_raw, write_all
 from dxserial.testing.process import Cli
 from dxserial.transports.dosbox import Decoder, encode
 from dxserial.transports.serial import SerialSettings
-from dxserial.transports.vpair import VirtualPair
 
 
 class Echo:

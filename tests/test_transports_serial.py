@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from dxserial.errors import ConfigError, PortError
+from dxserial.sim.vpair import VirtualPair
 from dxserial.transports.base import ByteLink
-from dxserial.transports.serial import SerialLink, SerialSettings, open_serial, port_error
-from dxserial.transports.vpair import VirtualPair
+from dxserial.transports.openers import open_serial
+from dxserial.transports.serial import SerialLink, SerialSettings, port_error
 
 ALL_BYTES = bytes(range(256))
 

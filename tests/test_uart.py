@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dxserial.errors import ConfigError
-from dxserial.transports.uart import UartLine, garble
+from dxserial.sim.uart import UartLine, garble
 
 ALL_BYTES = bytes(range(256))
 MESSAGE = b"\x02R01dxserial probe\x03"

@@ -10,14 +10,13 @@ driver in :mod:`~dxserial.bridge.core` applies them to ports, sockets and files.
 ``closeout`` what the bridge says on behalf of an engine that left
 ``core``    the asyncio driver (ports, peers, timers)
 ``files``   trace and PDN writing in a thread of its own
-``policy``  who may connect, which CHATs are blocked
+``policy``  which CHATs are blocked (who may connect: ``transports.access``)
 ``settings`` the bridge's configuration
 """
 
 from dxserial.bridge.core import Bridge
 from dxserial.bridge.flood import FloodGuard
-from dxserial.bridge.policy import IPNetwork
 from dxserial.bridge.settings import BridgeConfig
 from dxserial.protocol.links import NulModemSettings
 
-__all__ = ["Bridge", "BridgeConfig", "FloodGuard", "IPNetwork", "NulModemSettings"]
+__all__ = ["Bridge", "BridgeConfig", "FloodGuard", "NulModemSettings"]

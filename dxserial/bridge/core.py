@@ -21,7 +21,7 @@ from typing import Any
 from dxserial.bridge.files import FileWriter
 from dxserial.bridge.flood import FloodGuard
 from dxserial.bridge.judge import SERIAL, TCP, Side
-from dxserial.bridge.policy import allowed, console_blocked_by_default, is_loopback
+from dxserial.bridge.policy import console_blocked_by_default
 from dxserial.bridge.relay import (
     Action,
     Forget,
@@ -49,8 +49,9 @@ from dxserial.protocol.nulmodem import (
     MessageReceived,
 )
 from dxserial.protocol.session import Phase
+from dxserial.transports.access import allowed, is_loopback
 from dxserial.transports.linkdriver import LinkDriver
-from dxserial.transports.serial import open_serial
+from dxserial.transports.openers import open_serial
 from dxserial.transports.tcp import TcpLink, tcp_connect, tcp_listen
 
 log = logging.getLogger("dxserial.bridge")

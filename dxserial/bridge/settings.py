@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from dxserial.bridge.policy import IPNetwork
 from dxserial.protocol.dialects import BRIDGE_GAMEEND_TIMEOUT
 from dxserial.protocol.links import LinkKind, NulModemSettings
+from dxserial.transports.access import IPNetwork
 from dxserial.transports.serial import SerialSettings
 
 DEFAULT_PEER_GRACE = 3.0

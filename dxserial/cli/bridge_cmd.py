@@ -12,8 +12,7 @@ from typing import Any, Literal
 import typer
 
 from dxserial import runtime
-from dxserial.bridge import Bridge, BridgeConfig, IPNetwork
-from dxserial.bridge.policy import parse_networks
+from dxserial.bridge import Bridge, BridgeConfig
 from dxserial.bridge.settings import DEFAULT_PEER_GRACE, DEFAULT_SERIAL_GRACE
 from dxserial.cli.app import app
 from dxserial.cli.common import (
@@ -31,6 +30,7 @@ from dxserial.errors import ConfigError
 from dxserial.files import output_dir
 from dxserial.game.trace import TraceWriter
 from dxserial.protocol.dialects import BRIDGE_GAMEEND_TIMEOUT
+from dxserial.transports.access import IPNetwork, parse_networks
 from dxserial.transports.schemes import address
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import parse_endpoint

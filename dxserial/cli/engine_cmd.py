@@ -12,7 +12,6 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging, nulmodem_settings
-from dxserial.engine.endpoint import EngineEndpoint, LinkKind, LinkOptions, parse_engine_endpoint
 from dxserial.engine.hub_process import HubMover, hub_name
 from dxserial.engine.player import (
     DEFAULT_DEPTH,
@@ -28,6 +27,12 @@ from dxserial.errors import ConfigError
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.protocol.messages import Colour
 from dxserial.protocol.session import Role
+from dxserial.transports.endpoints import (
+    EngineEndpoint,
+    LinkKind,
+    LinkOptions,
+    parse_engine_endpoint,
+)
 from dxserial.transports.serial import SerialSettings
 
 ENDPOINT_HELP = (

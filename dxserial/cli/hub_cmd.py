@@ -13,12 +13,12 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import HUB_QUIET_HELP, HUB_VERBOSE_HELP, configure_logging
 from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_options
-from dxserial.engine.endpoint import EngineEndpoint, parse_engine_endpoint
 from dxserial.engine.player import check_name
 from dxserial.engine.runner import RunResult
 from dxserial.errors import ConfigError
 from dxserial.programs.hub_adapter import AdapterConfig, HubAdapter
 from dxserial.programs.hub_adapter_runner import run_hub_adapter
+from dxserial.transports.endpoints import EngineEndpoint, parse_engine_endpoint
 
 _LINE = "DXP line"
 

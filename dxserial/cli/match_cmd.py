@@ -13,7 +13,6 @@ from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import Publish, run_watched, stdout_progress
 from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
-from dxserial.engine.endpoint import EngineEndpoint
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
@@ -22,6 +21,7 @@ from dxserial.programs.engine_host import engine_endpoint, load_engines
 from dxserial.programs.match import FailurePolicy, GameStart, Match, MatchConfig
 from dxserial.programs.tournament import parse_opening
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
+from dxserial.transports.endpoints import EngineEndpoint
 
 
 @app.command("match")

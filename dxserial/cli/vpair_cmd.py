@@ -17,7 +17,7 @@ import typer
 
 from dxserial.cli.app import app
 from dxserial.errors import ConfigError
-from dxserial.transports.vpair import End, VirtualPair
+from dxserial.sim.vpair import End, VirtualPair
 
 
 class EndChoice(StrEnum):

@@ -29,7 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dxserial.bridge.flood import FloodGuard
-from dxserial.engine.endpoint import EndpointKind, EngineEndpoint
 from dxserial.engine.player import (
     GameBegun,
     GameOver,
@@ -48,6 +47,7 @@ from dxserial.protocol.nulmodem import (
     MessageReceived,
 )
 from dxserial.transports.base import ByteLink
+from dxserial.transports.endpoints import EndpointKind, EngineEndpoint
 from dxserial.transports.linkdriver import LinkDriver
 
 log = logging.getLogger("dxserial.engine.player")

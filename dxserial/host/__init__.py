@@ -1,1 +1,1 @@
-"""The machine and its lines: serial ports, udev rules, permissions, line self-tests, the probe."""
+"""The machine and its lines: serial ports, udev rules, line self-tests, the probe."""

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError
-from dxserial.host.permissions import UDEV_HINT, group_name, in_group_db
 from dxserial.host.udev import PLACEHOLDER_SERIALS, adapter_family, predicted_name, udev_serial
+from dxserial.transports.permissions import UDEV_HINT, group_name, in_group_db
 
 #: Folders of udev's stable links: by-id (maker, product, serial), by-path, ours.
 LINK_DIRS = ("serial/by-id", "serial/by-path", "dxserial")

@@ -14,7 +14,7 @@ fake clock against a simulated peer.
   character (its end byte E).  A message that parses proves S, E and the speed: the
   sender went on only because each echo was right.
 * Anything else is garbage: the speed is wrong.  A lone burst is compared with what the
-  UART model (:mod:`dxserial.transports.uart`) says each control byte sent at each
+  UART model (:mod:`dxserial.sim.uart`) says each control byte sent at each
   candidate speed would look like here; a speed that explains it is tried first.
 
 A GAMEREQ received that way is answered with GAMEACC code 2 ("not this game, a next one
@@ -67,7 +67,7 @@ from dxserial.protocol.messages import (
     escape,
     parse,
 )
-from dxserial.transports.uart import garble
+from dxserial.sim.uart import garble
 
 #: Speeds in the order they are tried: DXP's default first, then the likely ones.
 DEFAULT_SPEEDS = (9600, 19200, 2400, 4800, 38400, 1200, 57600, 115200)

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from dxserial.errors import DxSerialError, PortError
 from dxserial.host.probe import Finding, Open, Prober, Progress, Write
-from dxserial.transports.serial import SerialLink, SerialSettings, open_serial
+from dxserial.transports.openers import open_serial
+from dxserial.transports.serial import SerialLink, SerialSettings
 from dxserial.wirelog import log_bytes
 
 

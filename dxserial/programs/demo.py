@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dxserial.bridge import Bridge, BridgeConfig
-from dxserial.engine.endpoint import EngineEndpoint, LinkOptions, parse_engine_endpoint
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.errors import DxSerialError, PortError
@@ -45,8 +44,9 @@ from dxserial.protocol.messages import (
     escape,
 )
 from dxserial.protocol.session import Role
+from dxserial.sim.vpair import VirtualPair
+from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 from dxserial.transports.serial import SerialSettings
-from dxserial.transports.vpair import VirtualPair
 
 SERIAL_NAME = "DOS engine (NULMODEM)"
 TCP_NAME = "TCP engine"

@@ -23,7 +23,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dxserial.engine.endpoint import (
+from dxserial.errors import ConfigError, DxSerialError, PortError
+from dxserial.programs.engine_command import HOST, KINDS, EngineCommand, launch
+from dxserial.programs.supervisor import GiveUp, Supervisor, Wait
+from dxserial.transports.base import ByteLink
+from dxserial.transports.child import Child
+from dxserial.transports.endpoints import (
     EndpointKind,
     EndpointSpec,
     EngineEndpoint,
@@ -31,11 +36,6 @@ from dxserial.engine.endpoint import (
     LinkOptions,
     parse_engine_endpoint,
 )
-from dxserial.errors import ConfigError, DxSerialError, PortError
-from dxserial.programs.engine_command import HOST, KINDS, EngineCommand, launch
-from dxserial.programs.supervisor import GiveUp, Supervisor, Wait
-from dxserial.transports.base import ByteLink
-from dxserial.transports.child import Child
 from dxserial.transports.tcp import Endpoint
 
 if TYPE_CHECKING:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from dxserial.engine.endpoint import EngineEndpoint
 from dxserial.engine.runner import RunResult
 from dxserial.errors import DxSerialError, MessageError
 from dxserial.programs.hub_adapter import HubAdapter, Log, SendDxp, SendHub, Stop
 from dxserial.protocol import hub
 from dxserial.protocol.messages import escape, parse
 from dxserial.protocol.nulmodem import LinkDown, LinkEvent, LinkProblem, MessageReceived
+from dxserial.transports.endpoints import EngineEndpoint
 from dxserial.transports.linkdriver import LinkDriver
 from dxserial.transports.stdio_lines import StdioLines
 

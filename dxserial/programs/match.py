@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dxserial.draughts import START_FEN, Position
-from dxserial.engine.endpoint import EngineEndpoint
 from dxserial.engine.player import DEFAULT_NAME
 from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
 from dxserial.game.arbiter import ArbiterSettings, clock_comment, clock_left, time_loss
@@ -92,6 +91,7 @@ from dxserial.protocol.tolerance import (
     silence_as_answer,
 )
 from dxserial.transports.base import ByteLink
+from dxserial.transports.endpoints import EngineEndpoint
 from dxserial.transports.linkdriver import LinkDriver
 
 __all__ = [

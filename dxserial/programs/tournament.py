@@ -39,7 +39,6 @@ from typing import Any
 
 from dxserial.draughts import FenError, Position
 from dxserial.draughts.notation import parse_pdn_move
-from dxserial.engine.endpoint import parse_engine_endpoint
 from dxserial.errors import ConfigError, DxSerialError
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.programs.engine_command import (
@@ -50,6 +49,7 @@ from dxserial.programs.engine_command import (
 from dxserial.programs.sprt import SprtConfig, parse_sprt
 from dxserial.programs.sprt import logistic_elo as _logistic_elo
 from dxserial.protocol.messages import Colour
+from dxserial.transports.endpoints import parse_engine_endpoint
 
 __all__ = [
     "Elo",

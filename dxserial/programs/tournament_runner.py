@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dxserial.engine.endpoint import EngineEndpoint, LinkOptions, parse_engine_endpoint
 from dxserial.errors import ConfigError, DxSerialError
 from dxserial.programs.engine_host import CommandEndpoint, instance
 from dxserial.programs.match import (
@@ -40,6 +39,7 @@ from dxserial.programs.tournament import (
 )
 from dxserial.protocol.links import LinkKind
 from dxserial.transports.child import kill_leftover
+from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 
 __all__ = ["EVENT_FILE", "STATE_FILE", "Tournament"]
 

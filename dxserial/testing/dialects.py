@@ -22,12 +22,12 @@ import sys
 import time
 from collections.abc import Callable
 
-from dxserial.engine.endpoint import EngineEndpoint, LinkOptions, parse_engine_endpoint
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.engine.runner import EngineRunner
 from dxserial.protocol.links import NulModemSettings
 from dxserial.protocol.messages import GameAccept, GameEnd, GameRequest, Message, Move
 from dxserial.protocol.session import Role
+from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 
 __all__ = ["DIALECTS", "DialectPlayer", "main"]
 

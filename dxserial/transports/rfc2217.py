@@ -24,6 +24,8 @@ import serial
 import serial.rfc2217
 
 from dxserial.errors import ConfigError, PortError
+from dxserial.transports.base import PushReader
+from dxserial.transports.serial import SerialLink, SerialSettings
 
 __all__ = ["open_rfc2217"]
 
@@ -222,11 +224,8 @@ def _open_blocking(url: str, baudrate: int, bytesize: int, parity: str, stopbits
     return ser
 
 
-async def open_rfc2217(url: str, settings: Any) -> Any:
+async def open_rfc2217(url: str, settings: SerialSettings) -> SerialLink:
     """Open ``url`` with ``settings`` (speed and framing are sent to the server)."""
-    from dxserial.transports.base import PushReader
-    from dxserial.transports.serial import SerialLink
-
     _check_url(url)
     loop = asyncio.get_running_loop()
     ser = await asyncio.to_thread(

@@ -1,8 +1,10 @@
 """Every ``SCHEME://`` a serial port or an engine endpoint may start with, in one table.
 
-:func:`~dxserial.transports.serial.open_serial` (bridge PORT, selftest, serial endpoints)
-and :func:`~dxserial.engine.endpoint.parse_engine_endpoint` (engine, match) both decide with this
-table, so a typo such as ``tcpp://`` gets the same one-line answer everywhere, and the
+Each serial scheme names its opener by module path, imported only when used (as
+python-can's backend table does), so the openers may import the serial link freely.
+:func:`~dxserial.transports.openers.open_serial` (bridge PORT, selftest, serial endpoints)
+and :func:`~dxserial.transports.endpoints.parse_engine_endpoint` (engine, match) both decide
+with this table, so a typo such as ``tcpp://`` gets the same one-line answer everywhere, and the
 choices that answer lists are the ones the code really accepts.
 """
 
@@ -24,17 +26,46 @@ class Scheme(NamedTuple):
     kind: Kind
     serial: bool
     about: str
+    #: ``module:function`` that opens a port of this scheme (serial schemes only).
+    opener: str = ""
 
+
+_SERIAL = "dxserial.transports.serial"
+_DOSBOX = "dxserial.transports.dosbox:open_dosbox"
 
 SCHEMES: tuple[Scheme, ...] = (
     Scheme("tcp", "tcp", False, "connect to an engine listening at HOST:PORT"),
     Scheme("listen", "listen", False, "wait for one engine to connect to HOST:PORT"),
-    Scheme("socket", "socket", True, "DOSBox nullmodem with transparent:1, as a serial port"),
-    Scheme("dosbox", "dosbox", True, "DOSBox's nullmodem protocol, connecting to DOSBox"),
-    Scheme("dosbox-listen", "dosbox", True, "DOSBox's nullmodem protocol, DOSBox connects"),
-    Scheme("rfc2217", "rfc2217", True, "a serial port on another host, exported by ser2net"),
-    Scheme("hwgrep", "hwgrep", True, "the first serial port whose description matches REGEX"),
+    Scheme(
+        "socket",
+        "socket",
+        True,
+        "DOSBox nullmodem with transparent:1, as a serial port",
+        f"{_SERIAL}:open_socket",
+    ),
+    Scheme(
+        "dosbox", "dosbox", True, "DOSBox's nullmodem protocol, connecting to DOSBox", _DOSBOX
+    ),
+    Scheme(
+        "dosbox-listen", "dosbox", True, "DOSBox's nullmodem protocol, DOSBox connects", _DOSBOX
+    ),
+    Scheme(
+        "rfc2217",
+        "rfc2217",
+        True,
+        "a serial port on another host, exported by ser2net",
+        "dxserial.transports.rfc2217:open_rfc2217",
+    ),
+    Scheme(
+        "hwgrep",
+        "hwgrep",
+        True,
+        "the first serial port whose description matches REGEX",
+        f"{_SERIAL}:open_hwgrep",
+    ),
 )
+#: The opener of a device path (no scheme).
+DEVICE_OPENER = f"{_SERIAL}:open_device"
 BY_NAME = {scheme.name: scheme for scheme in SCHEMES}
 
 #: pyserial URL schemes dxserial cannot use: their ports have no file descriptor for the

@@ -1,12 +1,12 @@
 """Serial ports under asyncio (pyserial + serial_asyncio_fast), with errors a user can act on.
 
-``open_serial()`` accepts a device path (``/dev/ttyUSB0``, ``/dev/serial/by-id/...``, a
-``dxserial vpair`` link), ``hwgrep://REGEX`` (resolved to a device path), or
-``socket://HOST:PORT`` (DOSBox ``serial1=nullmodem ... transparent:1``), or
-``dosbox://HOST:PORT`` / ``dosbox-listen://HOST:PORT`` (DOSBox's default nullmodem mode,
-see :mod:`dxserial.transports.dosbox`), or ``rfc2217://HOST:PORT`` (a port exported by
-ser2net, see :mod:`dxserial.transports.rfc2217`).  Other pyserial URLs (``loop://``,
-``spy://`` ...) have no file descriptor for the event loop to watch and would fail
+Ports this module opens itself, through the scheme table's openers
+(:func:`~dxserial.transports.openers.open_serial`): a device path (``/dev/ttyUSB0``,
+``/dev/serial/by-id/...``, a ``dxserial vpair`` link), ``hwgrep://REGEX`` (resolved to a
+device path) and ``socket://HOST:PORT`` (DOSBox ``serial1=nullmodem ... transparent:1``).
+``dosbox://`` and ``rfc2217://`` are in :mod:`dxserial.transports.dosbox` and
+:mod:`dxserial.transports.rfc2217`.  Other pyserial URLs (``loop://``, ``spy://`` ...) have
+no file descriptor for the event loop to watch and would fail
 silently, so they are refused.
 
 Two things pyserial does not do well under asyncio are handled here:
@@ -36,9 +36,9 @@ import serial
 from serial_asyncio_fast import SerialTransport
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.host.permissions import permission_denied
 from dxserial.transports.base import PushReader, StreamLink, os_reason
-from dxserial.transports.schemes import lookup, split_scheme
+from dxserial.transports.permissions import permission_denied
+from dxserial.transports.schemes import split_scheme
 from dxserial.transports.tcp import tune_socket
 
 log = logging.getLogger("dxserial.transports.serial")
@@ -248,32 +248,20 @@ def port_error(port: str, exc: BaseException) -> PortError:
     return _with_errno(PortError(text), exc)
 
 
-async def open_serial(port: str, settings: SerialSettings | None = None) -> SerialLink:
-    """Open ``port`` with ``settings`` (default 9600 8N1) and return a link on it.
+async def open_device(port: str, settings: SerialSettings) -> SerialLink:
+    """Open the device path ``port`` (a tty, a pty, ``/dev/serial/by-id/...``)."""
+    return await _open_device(port, port, settings)
 
-    Raises :class:`~dxserial.errors.ConfigError` for a port name that cannot work here
-    (``loop://`` ...) and :class:`~dxserial.errors.PortError` when the OS refuses
-    (missing, busy, permission denied, not a serial device).
-    """
-    settings = settings or SerialSettings()
-    scheme = lookup(port, endpoints=False)
-    kind = scheme.kind if scheme is not None else None
-    if kind == "socket":
-        return await _open_socket(port, split_scheme(port)[1], settings)
-    if kind == "dosbox":
-        from dxserial.transports.dosbox import open_dosbox  # imports this module
 
-        return await open_dosbox(port, settings)
-    if kind == "rfc2217":
-        from dxserial.transports.rfc2217 import open_rfc2217
-
-        link: SerialLink = await open_rfc2217(port, settings)
-        return link
-    if kind == "hwgrep":
-        device = await asyncio.to_thread(_resolve_hwgrep, port)
-    else:
-        device = port
+async def open_hwgrep(port: str, settings: SerialSettings) -> SerialLink:
+    """Open the first serial port ``hwgrep://REGEX`` matches."""
+    device = await asyncio.to_thread(_resolve_hwgrep, port)
     return await _open_device(port, device, settings)
+
+
+async def open_socket(port: str, settings: SerialSettings) -> SerialLink:
+    """Open ``socket://HOST:PORT`` (DOSBox's nullmodem with ``transparent:1``)."""
+    return await _open_socket(port, split_scheme(port)[1], settings)
 
 
 #: Linux character-device majors of pseudo-terminal ends (/dev/pts/N).

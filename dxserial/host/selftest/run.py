@@ -25,7 +25,8 @@ from dxserial.host.selftest.checks import (
 )
 from dxserial.transports.base import ByteLink, os_reason
 from dxserial.transports.dosbox import DosboxLink
-from dxserial.transports.serial import SerialSettings, open_serial
+from dxserial.transports.openers import open_serial
+from dxserial.transports.serial import SerialSettings
 
 log = logging.getLogger("dxserial.host.selftest")
 

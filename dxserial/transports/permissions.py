@@ -2,7 +2,8 @@
 
 Advice that always names ``dialout`` is wrong on systems where serial devices belong to
 ``uucp`` or ``tty``, and useless for a device that is root's alone; so the advice reads the
-device's own group and mode and names the one command that helps.
+device's own group and mode and names the one command that helps.  It lives with the
+transports because opening a port is where the refusal is met (``port_error``).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ Behaviour worth knowing:
   byte about 0.12 ms late, each later one within 0.013 ms median, 0.09 ms p99, of its true
   time, no drift).  An echo round trip of one byte takes about two character times.
   Two different speeds: the receiving end gets what a UART at its speed samples from
-  the sender's bit stream (:mod:`dxserial.transports.uart`): wrong values, more or fewer
+  the sender's bit stream (:mod:`dxserial.sim.uart`): wrong values, more or fewer
   bytes.  A speed that changes while characters are on the wire loses them (``lost``).
 * Faults are drawn per byte and direction from a generator seeded with ``seed`` (random
   when not given; see :attr:`VirtualPair.seed`), in byte order, so the same seed and the
@@ -55,11 +55,11 @@ from types import TracebackType
 from typing import Literal
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.uart import UartLine
+from dxserial.sim.uart import UartLine
 from dxserial.wirelog import enabled as wire_enabled
 from dxserial.wirelog import log_bytes
 
-log = logging.getLogger("dxserial.transports.vpair")
+log = logging.getLogger("dxserial.sim.vpair")
 
 End = Literal["a", "b"]
 #: Bits on the wire per character (start + 8 data + stop).

@@ -1,4 +1,5 @@
-"""Where ``dxserial engine`` and ``dxserial match`` find an engine: one ENDPOINT string.
+"""Where ``dxserial engine`` and ``dxserial match`` find an engine: one ENDPOINT string,
+read here and opened here (a serial port, a TCP connection or a listening socket).
 
 Three forms, told apart by their prefix:
 
@@ -30,13 +31,13 @@ from dataclasses import dataclass, field
 from dxserial.errors import ConfigError, PortError
 from dxserial.protocol.links import Layer1Link, LinkKind, NulModemSettings, make_link
 from dxserial.transports.base import ByteLink
+from dxserial.transports.openers import open_serial
 from dxserial.transports.schemes import lookup, split_scheme
-from dxserial.transports.serial import SerialSettings, open_serial
+from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import (
     DXP_PORT,
     Endpoint,
     TcpLink,
-    format_address,
     parse_endpoint,
     tcp_connect,
     tcp_listen,
@@ -51,7 +52,7 @@ __all__ = [
     "parse_engine_endpoint",
 ]
 
-log = logging.getLogger("dxserial.engine.endpoint")
+log = logging.getLogger("dxserial.transports.endpoints")
 
 _RETRY = 0.2
 
@@ -232,9 +233,3 @@ class EngineEndpoint:
         finally:
             self._busy = False
 
-
-def endpoint_label(spec: EndpointSpec) -> str:
-    """Short form for tables: the port or ``host:port``."""
-    if spec.address is not None:
-        return format_address(spec.address.host, spec.address.port)
-    return spec.port

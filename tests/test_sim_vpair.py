@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from dxserial.errors import ConfigError, PortError
+from dxserial.sim.vpair import BITS_PER_CHAR, DirectionStats, VirtualPair
 from dxserial.testing.fdio import open_raw, read_available, read_exactly, write_all
 from dxserial.testing.process import wait_until
-from dxserial.transports.vpair import BITS_PER_CHAR, DirectionStats, VirtualPair
 
 ALL_BYTES = bytes(range(256))
 
@@ -268,7 +268,7 @@ MESSAGE = b"\x02R01dxserial probe\x03"
 
 
 def test_ends_at_different_speeds_receive_what_a_uart_would(paths: tuple[str, str]) -> None:
-    from dxserial.transports.uart import garble
+    from dxserial.sim.uart import garble
 
     with VirtualPair(*paths, baud_a=9600, baud_b=2400) as vp:
         fd_a, fd_b = open_raw(vp.path_a), open_raw(vp.path_b)
@@ -286,7 +286,7 @@ def test_ends_at_different_speeds_receive_what_a_uart_would(paths: tuple[str, st
 
 
 def test_termios_speeds_set_on_each_end_are_honoured(paths: tuple[str, str]) -> None:
-    from dxserial.transports.uart import garble
+    from dxserial.sim.uart import garble
 
     with VirtualPair(*paths, termios_speed=True) as vp:
         fd_a, fd_b = open_raw(vp.path_a), open_raw(vp.path_b)
