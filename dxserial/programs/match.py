@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from dxserial.draughts import START_FEN, Position
 from dxserial.engine.endpoint import EngineEndpoint
@@ -55,6 +55,15 @@ from dxserial.game.referee import (
     chat_for,
     false_claim_scored,
     gameend_result,
+)
+from dxserial.programs.standings import (
+    GameSummary,
+    Progress,
+    QuietProgress,
+    Standing,
+    results_table,
+    score,
+    score_text,
 )
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.protocol.messages import (
@@ -98,12 +107,8 @@ __all__ = [
     "EngineSide",
     "FailurePolicy",
     "GameStart",
-    "GameSummary",
     "Match",
     "MatchConfig",
-    "Progress",
-    "QuietProgress",
-    "Standing",
     "Watcher",
     "close_side",
     "idle_sink",
@@ -155,80 +160,6 @@ class GameStart:
 #: players, start FEN, minutes), "move" (PDN, the FEN after it, the mover's seconds),
 #: "result", "standings" (the table's lines); a bridge also sends "takeback" (ply, FEN).
 Watcher = Callable[[dict[str, Any]], None]
-
-
-@dataclass
-class Standing:
-    """One engine's score: a win is 2 points, a draw 1 (as in ``2-0`` / ``1-1``)."""
-
-    label: str
-    name: str
-    where: str
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    unfinished: int = 0
-
-    @property
-    def points(self) -> int:
-        return 2 * self.wins + self.draws
-
-    @property
-    def played(self) -> int:
-        return self.wins + self.draws + self.losses + self.unfinished
-
-
-@dataclass(frozen=True)
-class GameSummary:
-    number: int
-    white: str  # engine label, "A" or "B"
-    black: str
-    result: GameResult
-    plies: int
-    pdn: Path | None
-
-
-# --------------------------------------------------------------------------- display
-
-
-class Progress(Protocol):
-    """Where a match or tournament reports as it goes (the CLI draws it on a terminal)."""
-
-    def line(self, text: str) -> None:
-        """A line that stays."""
-
-    def update(self, text: str) -> None:
-        """The live status: the game in progress ("" when none)."""
-
-    def clear(self) -> None:
-        """No live status any more."""
-
-
-class QuietProgress:
-    """Reports nothing: a match run from code that has nowhere to show it."""
-
-    def line(self, text: str) -> None:
-        pass
-
-    def update(self, text: str) -> None:
-        pass
-
-    def clear(self) -> None:
-        pass
-
-
-def results_table(standings: list[Standing], games: int) -> list[str]:
-    """The final table, one engine per row."""
-    width = max(len(f"{s.label}  {s.name}") for s in standings)
-    head = f"  {'engine'.ljust(width)}  {'W':>3} {'D':>3} {'L':>3} {'*':>3}  score"
-    rows = [f"results after {games} game(s); scoring: win 2, draw 1, loss 0", head]
-    for s in standings:
-        who = f"{s.label}  {s.name}".ljust(width)
-        rows.append(
-            f"  {who}  {s.wins:>3} {s.draws:>3} {s.losses:>3} {s.unfinished:>3}"
-            f"  {s.points}/{2 * s.played}   ({s.where})"
-        )
-    return rows
 
 
 # --------------------------------------------------------------------------- engines
@@ -417,7 +348,8 @@ class Match:
                     number, white, black, last=number == self.cfg.games, start=self.cfg.start
                 )
                 if summary is not None:
-                    self._score(summary)
+                    self.summaries.append(summary)
+                    score(self.standings, summary)
                     if self.watch is not None:
                         table = results_table(list(self.standings.values()), len(self.summaries))
                         self.watch({"kind": "standings", "table": table})
@@ -437,23 +369,9 @@ class Match:
                 await self.disconnect(side)
                 await side.endpoint.close()
 
-    def _score(self, summary: GameSummary) -> None:
-        self.summaries.append(summary)
-        winner = summary.result.winner
-        for label, colour in ((summary.white, Colour.WHITE), (summary.black, Colour.BLACK)):
-            standing = self.standings[label]
-            if summary.result.result == "1-1":
-                standing.draws += 1
-            elif winner is None:
-                standing.unfinished += 1
-            elif winner is colour:
-                standing.wins += 1
-            else:
-                standing.losses += 1
-
     def _score_text(self) -> str:
         a, b = (self.standings[s.label] for s in self.sides)
-        return f"A {a.points} - {b.points} B after {len(self.summaries)} game(s)"
+        return score_text(a, b, len(self.summaries))
 
     # ------------------------------------------------------------------ connections
 

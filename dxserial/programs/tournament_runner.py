@@ -20,14 +20,13 @@ from dxserial.programs.match import (
     EngineSide,
     FailurePolicy,
     GameStart,
-    GameSummary,
     Match,
     MatchConfig,
-    Progress,
     close_side,
     idle_sink,
 )
 from dxserial.programs.sprt import SprtState
+from dxserial.programs.standings import GameSummary, Progress
 from dxserial.programs.tournament import (
     GameResultEntry,
     Pairing,
