@@ -37,15 +37,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from dxserial.draughts import START_FEN, Position
 from dxserial.engine.endpoint import EngineEndpoint
 from dxserial.engine.player import DEFAULT_NAME
 from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
 from dxserial.game.arbiter import ArbiterSettings, clock_comment, clock_left, time_loss
 from dxserial.game.clock import GameClock
-from dxserial.game.pdn import write_pdn
+from dxserial.game.news import GameClosed, GameOpened, MoveMade, TableShown, Watcher
 from dxserial.game.record import GameRecord, Recorder
 from dxserial.game.referee import (
     GameResult,
@@ -56,6 +54,7 @@ from dxserial.game.referee import (
     false_claim_scored,
     gameend_result,
 )
+from dxserial.programs.match_pdn import Player, save_game
 from dxserial.programs.standings import (
     GameSummary,
     Progress,
@@ -109,7 +108,6 @@ __all__ = [
     "GameStart",
     "Match",
     "MatchConfig",
-    "Watcher",
     "close_side",
     "idle_sink",
 ]
@@ -154,12 +152,6 @@ class GameStart:
     position: tuple[Piece, ...] | None = None
     to_move: Colour | None = None
     label: str = ""  # the opening as the user wrote it, for the PDN and the display
-
-
-#: A watcher (the live web view) gets JSON-ready dicts, ``kind`` one of "game" (started:
-#: players, start FEN, minutes), "move" (PDN, the FEN after it, the mover's seconds),
-#: "result", "standings" (the table's lines); a bridge also sends "takeback" (ply, FEN).
-Watcher = Callable[[dict[str, Any]], None]
 
 
 # --------------------------------------------------------------------------- engines
@@ -352,7 +344,7 @@ class Match:
                     score(self.standings, summary)
                     if self.watch is not None:
                         table = results_table(list(self.standings.values()), len(self.summaries))
-                        self.watch({"kind": "standings", "table": table})
+                        self.watch(TableShown(table).event())
                 if self.stopped is not None:
                     break
                 failed = [s for s in self.sides if s.failure]
@@ -601,16 +593,14 @@ class Match:
             if self._record is None and not any(s.failure for s in self.sides):
                 self.progress.update("")
                 return None  # not started: nothing to record or score
-        path = self._write_record(number, white, black, result, start)
+        path = save_game(
+            self._record, number, Player(white.label, white.name), Player(black.label, black.name),
+            result, event=self.cfg.event, label_players=self.cfg.label_players,
+            pdn_dir=self.cfg.pdn_dir, opening=start.label, position=start.position,
+            to_move=start.to_move,
+        )
         if self.watch is not None:
-            self.watch(
-                {
-                    "kind": "result",
-                    "number": number,
-                    "result": result.result,
-                    "reason": result.reason,
-                }
-            )
+            self.watch(GameClosed(number, result.result, result.reason).event())
         self.progress.update("")
         self.progress.line(
             f"game {number}: {result.result} ({result.reason})" + (f" -> {path}" if path else "")
@@ -778,18 +768,13 @@ class Match:
         loop = asyncio.get_running_loop()
         if self.watch is not None and referee.position is not None:
             white = a if colours[a.label] is Colour.WHITE else b
-            self.watch(
-                {
-                    "kind": "game",
-                    "number": number,
-                    "white": white.title,
-                    "black": other[white.label].title,
-                    "fen": referee.position.to_fen(),
-                    "minutes": self.cfg.minutes,
-                    "opening": start.label,
-                    **({"left": clock_left(clock, loop.time())} if clock else {}),
-                }
+            black = other[white.label]
+            opened_news = GameOpened(
+                number, white.name or white.label, black.name or black.label,
+                white.label, black.label, referee.position.to_fen(), self.cfg.minutes,
+                opening=start.label, left=clock_left(clock, loop.time()) if clock else None,
             )
+            self.watch(opened_news.event())
         if opened.result is not None:  # a start position where the side to move has lost
             return opened.result, {}
         first = request.first_to_move
@@ -856,18 +841,12 @@ class Match:
                     left = clock.left(colour, loop.time())
                     self._record.add_comment(clock_comment(charged, left, msg.seconds))
             if self.watch is not None and referee.position is not None:
-                self.watch(
-                    {
-                        "kind": "move",
-                        "number": number,
-                        "ply": referee.dialogue.plies,
-                        "pdn": verdict.pdn or "?",
-                        "colour": colour_name(colour),
-                        "fen": referee.position.to_fen(),
-                        "seconds": msg.seconds,
-                        **({"left": clock_left(clock, loop.time())} if clock else {}),
-                    }
+                made = MoveMade(
+                    number, referee.dialogue.plies, verdict.pdn or "?", colour,
+                    referee.position.to_fen(), msg.seconds,
+                    left=clock_left(clock, loop.time()) if clock else None,
                 )
+                self.watch(made.event())
             played = next((e for e in verdict.events if isinstance(e, MovePlayed)), None)
             move_no = played.move_number if played else 0
             self.progress.update(
@@ -972,40 +951,3 @@ class Match:
                 side.late_answer = True
                 done.add(side.label)
         return done
-
-    def _write_record(
-        self,
-        number: int,
-        white: EngineSide,
-        black: EngineSide,
-        result: GameResult,
-        start: GameStart,
-    ) -> Path | None:
-        record = self._record
-        if record is None:
-            record = GameRecord(
-                white=white.name or white.label,
-                black=black.name or black.label,
-                event=self.cfg.event,
-                site="dxserial",
-            )
-        record.round = str(number)
-        record.game_number = number
-        record.result = result.result
-        record.termination = result.reason
-        record.tags["WhiteEngine"] = white.label
-        record.tags["BlackEngine"] = black.label
-        if self.cfg.label_players:
-            record.white, record.black = white.label, black.label
-            record.tags["WhiteEngine"] = white.name or white.label
-            record.tags["BlackEngine"] = black.name or black.label
-        if start.label:
-            record.tags["Opening"] = start.label
-        if start.position is not None and record.start_fen == START_FEN:
-            position = Position.from_dxp(start.position, start.to_move or Colour.WHITE)
-            record.start_fen = position.to_fen()
-        try:
-            return write_pdn(record, self.cfg.pdn_dir)
-        except DxSerialError as exc:
-            log.error("game %d not saved: %s", number, exc)
-            return None

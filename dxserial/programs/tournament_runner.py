@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from dxserial.engine.endpoint import EngineEndpoint, LinkOptions, parse_engine_endpoint
 from dxserial.errors import ConfigError, DxSerialError
+from dxserial.game.news import Watcher
 from dxserial.programs.engine_host import CommandEndpoint, instance
 from dxserial.programs.match import (
     EngineSide,
@@ -46,10 +46,6 @@ log = logging.getLogger("dxserial.programs.tournament")
 
 STATE_FILE = "tournament-state.json"
 EVENT_FILE = "event.pdn"
-
-#: See :data:`dxserial.programs.match.Watcher`; the tournament adds "standings" events.
-Watcher = Callable[[dict[str, Any]], None]
-
 
 class _GameProgress:
     """A running game's live text goes to the tournament's status line, not over it."""
