@@ -16,15 +16,8 @@ from dxserial.engine.endpoint import EngineEndpoint, LinkOptions, parse_engine_e
 from dxserial.errors import ConfigError, DxSerialError
 from dxserial.game.news import Watcher
 from dxserial.programs.engine_host import CommandEndpoint, instance
-from dxserial.programs.match import (
-    EngineSide,
-    FailurePolicy,
-    GameStart,
-    Match,
-    MatchConfig,
-    close_side,
-    idle_sink,
-)
+from dxserial.programs.match import FailurePolicy, GameStart, Match, MatchConfig
+from dxserial.programs.match_links import EngineSide, close_side, idle_sink
 from dxserial.programs.sprt import SprtState
 from dxserial.programs.standings import GameSummary, Progress
 from dxserial.programs.tournament import (
