@@ -75,7 +75,8 @@ def test_bad_settings_are_one_clear_line(values: dict[str, object], message: str
 
 
 def test_the_match_starts_a_clock_where_the_link_delivered_the_move() -> None:
-    from dxserial.programs.match import EngineSide, _clock_from_delivery
+    from dxserial.programs.match import _clock_from_delivery
+    from dxserial.programs.match_links import EngineSide
     from dxserial.transports.endpoints import EngineEndpoint, parse_engine_endpoint
 
     side = EngineSide("B", EngineEndpoint(parse_engine_endpoint("tcp://127.0.0.1:1")))

@@ -14,16 +14,7 @@ from typing import Any
 
 import pytest
 
-from dxserial.bridge.judge import (
-    SERIAL,
-    TCP,
-    GameClosed,
-    GameNews,
-    GameOpened,
-    MoveMade,
-    Side,
-    TakenBack,
-)
+from dxserial.bridge.judge import SERIAL, TCP, Side
 from dxserial.bridge.relay import (
     Action,
     Forget,
@@ -39,6 +30,7 @@ from dxserial.bridge.relay import (
 from dxserial.draughts import Position
 from dxserial.draughts.notation import parse_pdn_move
 from dxserial.errors import FramingError
+from dxserial.game.news import GameClosed, GameNews, GameOpened, MoveMade, TakenBack
 from dxserial.game.record import GameRecord
 
 NAME = "Probe".ljust(32)

@@ -7,16 +7,18 @@ starts a dialogue afresh, so a new engine with the other role gets a clean slate
 the relay having to reset anything by hand.
 
 With ``news`` on, the judge also keeps a short account of each game for a live view
-(:data:`GameNews`: started, move, take-back, ended), taken from the referee's verdicts so
-the page shows exactly what the PDN record says; the relay hands it out as actions.
+(:data:`~dxserial.game.news.GameNews`: started, move, take-back, ended), taken from the
+referee's verdicts so the page shows exactly what the PDN record says; the relay hands it
+out as actions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from dxserial.errors import DialogueError, DuplicateMessageError
+from dxserial.game.news import GameClosed, GameNews, GameOpened, MoveMade, TakenBack
 from dxserial.game.record import GameRecord, Recorder
 from dxserial.game.referee import GameResult, Policy, Referee, Verdict, ViolationKind, chat_for
 from dxserial.protocol.dialects import CUMULATIVE_TIMES, CumulativeTimes
@@ -64,81 +66,6 @@ class Judgement:
     @property
     def forward(self) -> bool:
         return self.duplicate is None and self.refused is None
-
-
-# --------------------------------------------------------------------------- game news
-# One game's story for a live view; ``event()`` gives the dict a
-# :data:`~dxserial.programs.match.Watcher` takes, so the bridge feeds the same page as a match.
-
-
-@dataclass(frozen=True)
-class GameOpened:
-    """A game started (GAMEACC code 0): who plays which colour on which side, from where."""
-
-    number: int
-    white: str
-    black: str
-    white_side: Side
-    fen: str
-    minutes: int | float
-
-    def event(self) -> dict[str, Any]:
-        black_side = other(self.white_side)
-        return {
-            "kind": "game", "number": self.number, "fen": self.fen, "minutes": self.minutes,
-            "white": f"{self.white} ({self.white_side})",
-            "black": f"{self.black} ({black_side})",
-        }
-
-
-@dataclass(frozen=True)
-class MoveMade:
-    """A move the engines saw; ``fen`` is None when the referee cannot know the position
-    (an illegal move forwarded under ``warn``: the record is unreliable from there)."""
-
-    number: int
-    ply: int
-    pdn: str
-    colour: Colour
-    fen: str | None
-    seconds: int
-    total: bool = False  # ``seconds`` is the mover's total for the game (cumulative times)
-
-    def event(self) -> dict[str, Any]:
-        return {
-            "kind": "move", "number": self.number, "ply": self.ply, "pdn": self.pdn,
-            "colour": colour_name(self.colour), "fen": self.fen, "seconds": self.seconds,
-            "total": self.total,
-        }
-
-
-@dataclass(frozen=True)
-class TakenBack:
-    """A take-back was accepted: the game is back to ``ply`` plies, at ``fen``."""
-
-    number: int
-    ply: int
-    fen: str | None
-
-    def event(self) -> dict[str, Any]:
-        return {"kind": "takeback", "number": self.number, "ply": self.ply, "fen": self.fen}
-
-
-@dataclass(frozen=True)
-class GameClosed:
-    """A game ended: by the GAMEEND exchange, or cut short (``*`` unless the board decided)."""
-
-    number: int
-    result: str
-    reason: str
-
-    def event(self) -> dict[str, Any]:
-        return {
-            "kind": "result", "number": self.number, "result": self.result, "reason": self.reason
-        }
-
-
-GameNews = GameOpened | MoveMade | TakenBack | GameClosed
 
 
 class Judge:
@@ -322,7 +249,8 @@ class Judge:
                 self._news.append(
                     GameOpened(
                         self._open, names[white_role], names[white_role.other],
-                        self.side_of(white_role), position.to_fen(), request.minutes,
+                        self.side_of(white_role), self.side_of(white_role.other),
+                        position.to_fen(), request.minutes,
                     )
                 )
             elif isinstance(event, TakeBack) and self._open is not None:
@@ -379,14 +307,9 @@ class Judge:
 __all__ = [
     "SERIAL",
     "TCP",
-    "GameClosed",
-    "GameNews",
-    "GameOpened",
     "Judge",
     "Judgement",
-    "MoveMade",
     "RefereeMode",
     "Side",
-    "TakenBack",
     "other",
 ]

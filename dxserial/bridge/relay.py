@@ -53,7 +53,6 @@ from dxserial.bridge.closeout import DONE, WAIT, next_step
 from dxserial.bridge.judge import (
     SERIAL,
     TCP,
-    GameNews,
     Judge,
     Judgement,
     RefereeMode,
@@ -61,6 +60,7 @@ from dxserial.bridge.judge import (
     other,
 )
 from dxserial.errors import FramingError, MessageError
+from dxserial.game.news import GameNews
 from dxserial.game.record import GameRecord
 from dxserial.protocol.dialects import (
     BRIDGE_GAMEEND_TIMEOUT,

@@ -1,7 +1,7 @@
 """What the live web view shows, sans I/O: every game's board, moves and clocks, and the table.
 
 A :class:`LiveView` takes the events a match, tournament or bridge reports (see
-:data:`dxserial.programs.match.Watcher`; the bridge adds "takeback") and keeps one card
+:data:`dxserial.game.news.Watcher`; the bridge adds "takeback") and keeps one card
 per game; :meth:`LiveView.apply` returns what a browser needs to redraw, so the page
 itself stays a dumb renderer.
 """

@@ -33,18 +33,14 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
 
-from dxserial.draughts import START_FEN, Position
 from dxserial.engine.player import DEFAULT_NAME
-from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
+from dxserial.errors import DxSerialError
 from dxserial.game.arbiter import ArbiterSettings, clock_comment, clock_left, time_loss
 from dxserial.game.clock import GameClock
-from dxserial.game.pdn import write_pdn
+from dxserial.game.news import GameClosed, GameOpened, MoveMade, TableShown, Watcher
 from dxserial.game.record import GameRecord, Recorder
 from dxserial.game.referee import (
     GameResult,
@@ -55,12 +51,29 @@ from dxserial.game.referee import (
     false_claim_scored,
     gameend_result,
 )
+from dxserial.programs.match_links import (
+    EngineLinks,
+    EngineSide,
+    Interrupted,
+    Item,
+    Lost,
+    close_side,
+)
+from dxserial.programs.match_pdn import Player, save_game
+from dxserial.programs.standings import (
+    GameSummary,
+    Progress,
+    QuietProgress,
+    Standing,
+    results_table,
+    score,
+    score_text,
+)
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.protocol.messages import (
     AcceptCode,
     BackAccept,
     BackCode,
-    BackRequest,
     Chat,
     Colour,
     EndReason,
@@ -72,42 +85,15 @@ from dxserial.protocol.messages import (
     Piece,
     StopCode,
     colour_name,
-    escape,
-    parse,
-)
-from dxserial.protocol.nulmodem import (
-    LinkDown,
-    LinkEvent,
-    LinkProblem,
-    MessageDelivered,
-    MessageReceived,
 )
 from dxserial.protocol.session import MovePlayed, Phase, Role, Session
 from dxserial.protocol.tolerance import (
-    Habits,
     awaits_gameend_answer,
-    late_answer,
-    leaving_answers,
     silence_as_answer,
 )
-from dxserial.transports.base import ByteLink
 from dxserial.transports.endpoints import EngineEndpoint
-from dxserial.transports.linkdriver import LinkDriver
 
-__all__ = [
-    "EngineSide",
-    "FailurePolicy",
-    "GameStart",
-    "GameSummary",
-    "Match",
-    "MatchConfig",
-    "Progress",
-    "QuietProgress",
-    "Standing",
-    "Watcher",
-    "close_side",
-    "idle_sink",
-]
+__all__ = ["FailurePolicy", "GameStart", "Match", "MatchConfig"]
 
 log = logging.getLogger("dxserial.programs.match")
 
@@ -151,156 +137,6 @@ class GameStart:
     label: str = ""  # the opening as the user wrote it, for the PDN and the display
 
 
-#: A watcher (the live web view) gets JSON-ready dicts, ``kind`` one of "game" (started:
-#: players, start FEN, minutes), "move" (PDN, the FEN after it, the mover's seconds),
-#: "result", "standings" (the table's lines); a bridge also sends "takeback" (ply, FEN).
-Watcher = Callable[[dict[str, Any]], None]
-
-
-@dataclass
-class Standing:
-    """One engine's score: a win is 2 points, a draw 1 (as in ``2-0`` / ``1-1``)."""
-
-    label: str
-    name: str
-    where: str
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    unfinished: int = 0
-
-    @property
-    def points(self) -> int:
-        return 2 * self.wins + self.draws
-
-    @property
-    def played(self) -> int:
-        return self.wins + self.draws + self.losses + self.unfinished
-
-
-@dataclass(frozen=True)
-class GameSummary:
-    number: int
-    white: str  # engine label, "A" or "B"
-    black: str
-    result: GameResult
-    plies: int
-    pdn: Path | None
-
-
-# --------------------------------------------------------------------------- display
-
-
-class Progress(Protocol):
-    """Where a match or tournament reports as it goes (the CLI draws it on a terminal)."""
-
-    def line(self, text: str) -> None:
-        """A line that stays."""
-
-    def update(self, text: str) -> None:
-        """The live status: the game in progress ("" when none)."""
-
-    def clear(self) -> None:
-        """No live status any more."""
-
-
-class QuietProgress:
-    """Reports nothing: a match run from code that has nowhere to show it."""
-
-    def line(self, text: str) -> None:
-        pass
-
-    def update(self, text: str) -> None:
-        pass
-
-    def clear(self) -> None:
-        pass
-
-
-def results_table(standings: list[Standing], games: int) -> list[str]:
-    """The final table, one engine per row."""
-    width = max(len(f"{s.label}  {s.name}") for s in standings)
-    head = f"  {'engine'.ljust(width)}  {'W':>3} {'D':>3} {'L':>3} {'*':>3}  score"
-    rows = [f"results after {games} game(s); scoring: win 2, draw 1, loss 0", head]
-    for s in standings:
-        who = f"{s.label}  {s.name}".ljust(width)
-        rows.append(
-            f"  {who}  {s.wins:>3} {s.draws:>3} {s.losses:>3} {s.unfinished:>3}"
-            f"  {s.points}/{2 * s.played}   ({s.where})"
-        )
-    return rows
-
-
-# --------------------------------------------------------------------------- engines
-
-
-@dataclass(frozen=True)
-class _Lost:
-    reason: str
-
-
-@dataclass(frozen=True)
-class _Invalid:
-    raw: bytes
-    error: str
-
-
-_Payload = Message | _Lost | _Invalid
-
-
-@dataclass(frozen=True)
-class _Item:
-    side: EngineSide | None  # None: stop requested
-    generation: int
-    payload: _Payload | None
-
-
-class _Interrupted(Exception):
-    """The match was asked to stop (a signal)."""
-
-
-@dataclass(eq=False)
-class EngineSide:
-    """One follower engine: its endpoint, and while connected, its link and dialogue.
-
-    A side outlives a :class:`Match` when a tournament hands it from one pairing to the
-    next: what its connection reports goes to ``sink``, which each match sets to its own.
-    """
-
-    label: str
-    endpoint: EngineEndpoint
-    name: str = ""
-    driver: LinkDriver | None = None
-    port: ByteLink | None = None
-    reader: asyncio.Task[None] | None = None
-    session: Session = field(default_factory=lambda: Session(Role.INITIATOR))
-    generation: int = 0
-    failure: str | None = None  # failed during a game (it loses that game)
-    gone: str | None = None  # left between games or after the last one
-    sink: Callable[[EngineSide, int, _Payload], None] | None = None
-    #: The engine may still be in a game of a director that crashed (``--resume``): the
-    #: next connection first closes it (see :meth:`Match.close_stale`).
-    stale: bool = False
-    #: The last message the link confirmed delivered to the engine, and when (the clock's
-    #: start: NULMODEM's end-byte echo came back, or TCP wrote it).
-    delivered: tuple[bytes, float] | None = None
-    #: Its dialects, named once (see :mod:`dxserial.protocol.tolerance`).
-    habits: Habits = field(default_factory=lambda: Habits("engine"))
-    late_answer: bool = False  # its silence was taken as the GAMEEND answer
-
-    @property
-    def usable(self) -> bool:
-        return self.driver is not None and self.failure is None and self.gone is None
-
-    @property
-    def title(self) -> str:
-        return f"{self.name} ({self.label})" if self.name else self.label
-
-    @property
-    def connected(self) -> bool:
-        return self.driver is not None
-
-
 def _end_result(reason: EndReason, colour: Colour, title: str) -> GameResult:
     """The result of a GAMEEND an engine started (the board had not decided the game)."""
     who = f"{colour_name(colour)} {title}"
@@ -326,38 +162,6 @@ def _clean_name(name: str, fallback: str) -> str:
     return name[:32] if name else fallback
 
 
-async def _drain(driver: LinkDriver, timeout: float = 5.0) -> None:
-    """Let the last messages (a final GAMEEND) reach the engine before closing."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while driver.port is not None and driver.link.queued and loop.time() < deadline:
-        await asyncio.sleep(0.01)
-
-
-async def close_side(side: EngineSide) -> None:
-    """Close the engine's connection (its endpoint stays ready for the next one)."""
-    driver, port, reader = side.driver, side.port, side.reader
-    side.driver = side.port = side.reader = None
-    if reader is not None:
-        reader.cancel()
-        await asyncio.gather(reader, return_exceptions=True)
-    if driver is not None:
-        await _drain(driver)
-        await driver.close()
-    if port is not None:
-        await side.endpoint.release(port)
-
-
-def idle_sink(side: EngineSide, generation: int, payload: _Payload) -> None:
-    """Between games: a lost link marks the engine gone, anything else is dropped."""
-    if generation != side.generation:
-        return
-    if isinstance(payload, _Lost):
-        side.gone = payload.reason
-    else:
-        log.info("engine %s between games: %s (dropped)", side.label, payload)
-
-
 class Match:
     """Plays ``config.games`` games between the engines at two endpoints."""
 
@@ -375,25 +179,21 @@ class Match:
             a if isinstance(a, EngineSide) else EngineSide("A", a),
             b if isinstance(b, EngineSide) else EngineSide("B", b),
         )
-        for side in self.sides:
-            side.sink = self._post
         self.watch = watch
         self.progress: Progress = progress or QuietProgress()
-        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
-        self._msg_level = logging.INFO if config.log_messages else logging.DEBUG
+        self.links = EngineLinks(self.progress, log_messages=config.log_messages)
+        for side in self.sides:
+            side.sink = self.links.post
         self.summaries: list[GameSummary] = []
         self.standings = {
             s.label: Standing(s.label, s.label, s.endpoint.spec.text) for s in self.sides
         }
         self.stopped: str | None = None  # why the match ended early
         self._record: GameRecord | None = None  # the game being played
-        self._held: deque[_Item] = deque()  # read early (a move right after GAMEACC)
-        self._stopping = asyncio.Event()
 
     def stop(self) -> None:
         """Ask the match to stop (a signal handler may call this)."""
-        self._stopping.set()
-        self._queue.put_nowait(_Item(None, 0, None))
+        self.links.stop()
 
     # ------------------------------------------------------------------ the match
 
@@ -417,10 +217,11 @@ class Match:
                     number, white, black, last=number == self.cfg.games, start=self.cfg.start
                 )
                 if summary is not None:
-                    self._score(summary)
+                    self.summaries.append(summary)
+                    score(self.standings, summary)
                     if self.watch is not None:
                         table = results_table(list(self.standings.values()), len(self.summaries))
-                        self.watch({"kind": "standings", "table": table})
+                        self.watch(TableShown(table).event())
                 if self.stopped is not None:
                     break
                 failed = [s for s in self.sides if s.failure]
@@ -434,177 +235,12 @@ class Match:
             return self.stopped is None
         finally:
             for side in self.sides:
-                await self.disconnect(side)
+                await close_side(side)
                 await side.endpoint.close()
-
-    def _score(self, summary: GameSummary) -> None:
-        self.summaries.append(summary)
-        winner = summary.result.winner
-        for label, colour in ((summary.white, Colour.WHITE), (summary.black, Colour.BLACK)):
-            standing = self.standings[label]
-            if summary.result.result == "1-1":
-                standing.draws += 1
-            elif winner is None:
-                standing.unfinished += 1
-            elif winner is colour:
-                standing.wins += 1
-            else:
-                standing.losses += 1
 
     def _score_text(self) -> str:
         a, b = (self.standings[s.label] for s in self.sides)
-        return f"A {a.points} - {b.points} B after {len(self.summaries)} game(s)"
-
-    # ------------------------------------------------------------------ connections
-
-    async def _connect(self, side: EngineSide) -> None:
-        """Open the engine's endpoint (a stop request cuts a long wait short)."""
-        opening = asyncio.create_task(side.endpoint.open(self.cfg.connect_timeout))
-        stopping = asyncio.create_task(self._stopping.wait())
-        await asyncio.wait({opening, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        stopping.cancel()
-        if not opening.done():
-            opening.cancel()
-            await asyncio.gather(opening, stopping, return_exceptions=True)
-            raise _Interrupted
-        await asyncio.gather(stopping, return_exceptions=True)
-        port = opening.result()
-        side.generation += 1
-        generation = side.generation
-
-        def post(payload: _Payload) -> None:
-            if side.sink is not None:
-                side.sink(side, generation, payload)
-
-        loop = asyncio.get_running_loop()
-
-        def on_event(event: LinkEvent) -> None:
-            if isinstance(event, MessageDelivered):
-                side.delivered = (event.raw, loop.time())
-            elif isinstance(event, MessageReceived):
-                post(self._parse(event.raw))
-            elif isinstance(event, LinkDown):
-                post(_Lost(f"the engine stopped answering: {event.error}"))
-            elif isinstance(event, LinkProblem):
-                log.log(event.level, "engine %s line: %s", side.label, event.error)
-
-        driver = LinkDriver(side.endpoint.make_link(), on_event, name=f"engine-{side.label}")
-        side.driver, side.port, side.session = driver, port, Session(Role.INITIATOR)
-        driver.attach(port)
-        side.reader = asyncio.create_task(self._read(side, generation, driver, port, post))
-        log.info("engine %s connected: %s", side.label, side.endpoint.describe())
-
-    @staticmethod
-    async def _read(
-        side: EngineSide,
-        generation: int,
-        driver: LinkDriver,
-        port: ByteLink,
-        post: Callable[[_Payload], None],
-    ) -> None:
-        why = await driver.read_until_lost(port)
-        post(_Lost(str(why) if why else "the engine closed the connection"))
-
-    @staticmethod
-    def _parse(raw: bytes) -> Message | _Invalid:
-        try:
-            return parse(raw, strict=False)
-        except MessageError as exc:
-            return _Invalid(raw, str(exc))
-
-    def _post(self, side: EngineSide, generation: int, payload: _Payload) -> None:
-        self._queue.put_nowait(_Item(side, generation, payload))
-
-    async def disconnect(self, side: EngineSide) -> None:
-        """Close the engine's connection (its endpoint stays ready for the next one)."""
-        await close_side(side)
-
-    def _fail(self, side: EngineSide, reason: str) -> None:
-        if side.failure is None:
-            side.failure = reason
-            self.progress.line(f"engine {side.title} failed: {reason}")
-
-    # ------------------------------------------------------------------ messages
-
-    def _send(self, side: EngineSide, msg: Message) -> None:
-        """Send to one engine; its dialogue is checked first (a violation is our bug)."""
-        if not side.usable:
-            return
-        assert side.driver is not None
-        side.session.send(msg)
-        log.log(self._msg_level, "-> %s: %s (%s)", side.label, escape(msg.wire), msg.NAME)
-        try:
-            side.driver.send(msg.wire)
-        except DxSerialError as exc:
-            self._fail(side, f"cannot send to it: {exc}")
-
-    async def _next(self, deadline: float) -> _Item | None:
-        """The next current item from either engine, or None at ``deadline``."""
-        loop = asyncio.get_running_loop()
-        while True:
-            if self._held:
-                item = self._held.popleft()
-            else:
-                left = deadline - loop.time()
-                if left <= 0:
-                    return None
-                try:
-                    item = await asyncio.wait_for(self._queue.get(), left)
-                except TimeoutError:
-                    return None
-            if item.side is None:
-                raise _Interrupted
-            if item.generation == item.side.generation and item.side.driver is not None:
-                return item
-
-    def _intake(self, side: EngineSide, payload: _Payload | None) -> Message | None:
-        """Check one message from ``side`` against its dialogue; None if nothing to act on.
-
-        CHAT is logged, BACKREQ answered with K1, anything invalid or out of turn logged and
-        dropped (a strict referee relays nothing of it).  A lost link fails the engine.
-        """
-        if isinstance(payload, _Lost):
-            if side.session.phase in (Phase.IDLE, Phase.STOPPED) or leaving_answers(side.session):
-                # Between games or after the last one: leaving is no failure (yet).
-                log.info("engine %s left: %s", side.label, payload.reason)
-                side.gone = payload.reason
-            else:
-                self._fail(side, f"link lost: {payload.reason}")
-            return None
-        if isinstance(payload, _Invalid):
-            log.warning(
-                "engine %s sent an invalid message '%s' (dropped): %s",
-                side.label,
-                escape(payload.raw),
-                payload.error,
-            )
-            return None
-        if payload is None:
-            return None
-        msg = payload
-        log.log(self._msg_level, "<- %s: %s (%s)", side.label, escape(msg.wire), msg.NAME)
-        if isinstance(msg, Chat):
-            log.info("chat from engine %s: %s", side.label, msg.text)
-            return None
-        if side.late_answer:
-            side.late_answer = False
-            if late_answer(side.session, msg):
-                log.info("engine %s: its late GAMEEND answer swallowed", side.label)
-                return None
-        try:
-            for note in side.habits.notes(side.session.receive(msg)):
-                log.info("engine %s: %s", side.label, note)
-        except DuplicateMessageError as exc:
-            log.warning("engine %s: %s (dropped)", side.label, exc)
-            return None
-        except DialogueError as exc:
-            log.warning("engine %s: %s (not relayed)", side.label, exc)
-            return None
-        if isinstance(msg, BackRequest):
-            log.info("engine %s asked for a take-back: declined (K1)", side.label)
-            self._send(side, BackAccept(code=BackCode.NOT_SUPPORTED))
-            return None
-        return msg
+        return score_text(a, b, len(self.summaries))
 
     # ------------------------------------------------------------------ one game
 
@@ -635,13 +271,13 @@ class Match:
         try:
             for side in self.sides:
                 if side.connected and not side.usable:
-                    await self.disconnect(side)
+                    await close_side(side)
                 side.failure = side.gone = None
                 if not side.connected:
                     try:
-                        await self._connect(side)
+                        await self.links.connect(side, self.cfg.connect_timeout)
                     except DxSerialError as exc:
-                        self._fail(side, f"cannot reach it: {exc}")
+                        self.links.fail(side, f"cannot reach it: {exc}")
             for side in (white, black):
                 if side.stale and side.usable:
                     await self.close_stale(side)
@@ -651,7 +287,7 @@ class Match:
                 result, reasons = await self._play(
                     number, referee, recorder, accepted, colours, start
                 )
-        except _Interrupted:
+        except Interrupted:
             interrupted = True
             result = GameResult("*", "match interrupted")
         if result is None:
@@ -672,7 +308,7 @@ class Match:
                 stops,
                 timeout=_INTERRUPT_GRACE if interrupted else self.cfg.move_timeout,
             )
-        except _Interrupted:
+        except Interrupted:
             interrupted = True
         for side in (white, black):  # a started engine's exit status and last log lines
             detail = side.endpoint.failed(side.failure) if side.failure else ""
@@ -683,16 +319,14 @@ class Match:
             if self._record is None and not any(s.failure for s in self.sides):
                 self.progress.update("")
                 return None  # not started: nothing to record or score
-        path = self._write_record(number, white, black, result, start)
+        path = save_game(
+            self._record, number, Player(white.label, white.name), Player(black.label, black.name),
+            result, event=self.cfg.event, label_players=self.cfg.label_players,
+            pdn_dir=self.cfg.pdn_dir, opening=start.label, position=start.position,
+            to_move=start.to_move,
+        )
         if self.watch is not None:
-            self.watch(
-                {
-                    "kind": "result",
-                    "number": number,
-                    "result": result.result,
-                    "reason": result.reason,
-                }
-            )
+            self.watch(GameClosed(number, result.result, result.reason).event())
         self.progress.update("")
         self.progress.line(
             f"game {number}: {result.result} ({result.reason})" + (f" -> {path}" if path else "")
@@ -719,7 +353,7 @@ class Match:
         if white.failure or black.failure:
             return None
         for side, colour in ((white, Colour.WHITE), (black, Colour.BLACK)):
-            self._send(
+            self.links.send(
                 side,
                 GameRequest(
                     name=self.cfg.name,
@@ -731,11 +365,11 @@ class Match:
                 ),
             )
         accepted: dict[str, GameAccept] = {}
-        early: list[_Item] = []
+        early: list[Item] = []
         try:
             return await self._accepts(number, white, black, accepted, early)
         finally:
-            self._held.extend(early)  # the game (or its end) reads them next
+            self.links.held.extend(early)  # the game (or its end) reads them next
 
     async def _accepts(
         self,
@@ -743,17 +377,17 @@ class Match:
         white: EngineSide,
         black: EngineSide,
         accepted: dict[str, GameAccept],
-        early: list[_Item],
+        early: list[Item],
     ) -> dict[str, GameAccept] | None:
         deadline = asyncio.get_running_loop().time() + self.cfg.move_timeout
         while len(accepted) < 2:
             if white.failure or black.failure:
                 return None
-            item = await self._next(deadline)
+            item = await self.links.next(deadline)
             if item is None:
                 for side in (white, black):
                     if side.label not in accepted:
-                        self._fail(side, f"no GAMEACC within {self.cfg.move_timeout:g} s")
+                        self.links.fail(side, f"no GAMEACC within {self.cfg.move_timeout:g} s")
                 return None
             assert item.side is not None
             if item.side.label in accepted:
@@ -762,13 +396,13 @@ class Match:
             if isinstance(item.payload, GameEnd) and self._stale_game(item.side, item.payload):
                 deadline = asyncio.get_running_loop().time() + self.cfg.move_timeout
                 continue
-            msg = self._intake(item.side, item.payload)
+            msg = self.links.intake(item.side, item.payload)
             if isinstance(msg, GameAccept):
                 side = item.side
                 side.name = _clean_name(msg.name, side.label)
                 self.standings[side.label].name = side.name
                 if msg.code is not AcceptCode.ACCEPT:
-                    self._fail(side, f"refused game {number} (GAMEACC code {msg.code.value})")
+                    self.links.fail(side, f"refused game {number} (GAMEACC code {msg.code.value})")
                     return None
                 accepted[side.label] = msg
         return accepted
@@ -787,10 +421,10 @@ class Match:
         log.info("engine %s: closing any game left open by an earlier run (GAMEEND 0)", side.label)
         side.driver.send(GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE).wire)
         deadline = asyncio.get_running_loop().time() + min(timeout, self.cfg.move_timeout)
-        others: list[_Item] = []
+        others: list[Item] = []
         try:
             while side.usable:
-                item = await self._next(deadline)
+                item = await self.links.next(deadline)
                 if item is None:
                     return
                 if item.side is not side:
@@ -801,10 +435,10 @@ class Match:
                     return
                 if isinstance(payload, Chat):
                     log.info("chat from engine %s: %s", side.label, payload.text)
-                elif isinstance(payload, _Lost):
-                    self._fail(side, f"link lost: {payload.reason}")
+                elif isinstance(payload, Lost):
+                    self.links.fail(side, f"link lost: {payload.reason}")
         finally:
-            self._held.extend(others)
+            self.links.held.extend(others)
 
     def _stale_game(self, side: EngineSide, end: GameEnd) -> bool:
         """A GAMEEND instead of a GAMEACC: the engine was still in a game of a director that
@@ -822,7 +456,7 @@ class Match:
         )
         side.driver.send(GameEnd(reason=EndReason.NONE, stop=end.stop).wire)
         side.session = Session(Role.INITIATOR)
-        self._send(side, request)
+        self.links.send(side, request)
         return True
 
     async def _play(
@@ -860,18 +494,13 @@ class Match:
         loop = asyncio.get_running_loop()
         if self.watch is not None and referee.position is not None:
             white = a if colours[a.label] is Colour.WHITE else b
-            self.watch(
-                {
-                    "kind": "game",
-                    "number": number,
-                    "white": white.title,
-                    "black": other[white.label].title,
-                    "fen": referee.position.to_fen(),
-                    "minutes": self.cfg.minutes,
-                    "opening": start.label,
-                    **({"left": clock_left(clock, loop.time())} if clock else {}),
-                }
+            black = other[white.label]
+            opened_news = GameOpened(
+                number, white.name or white.label, black.name or black.label,
+                white.label, black.label, referee.position.to_fen(), self.cfg.minutes,
+                opening=start.label, left=clock_left(clock, loop.time()) if clock else None,
             )
+            self.watch(opened_news.event())
         if opened.result is not None:  # a start position where the side to move has lost
             return opened.result, {}
         first = request.first_to_move
@@ -886,7 +515,7 @@ class Match:
             if clock is not None:
                 _clock_from_delivery(clock, to_move, colours[to_move.label], relayed)
             flag = clock.flag_at() if clock is not None else None
-            item = await self._next(deadline if flag is None else min(deadline, flag))
+            item = await self.links.next(deadline if flag is None else min(deadline, flag))
             if item is None and clock is not None:
                 _clock_from_delivery(clock, to_move, colours[to_move.label], relayed)
                 if clock.fallen(loop.time()) is not None:
@@ -894,11 +523,11 @@ class Match:
                 if loop.time() < deadline:
                     continue  # the flag moved on: the move was delivered after it was sent
             if item is None:
-                self._fail(to_move, f"no move within {self.cfg.move_timeout:g} s")
+                self.links.fail(to_move, f"no move within {self.cfg.move_timeout:g} s")
                 return None, {}
             side = item.side
             assert side is not None
-            msg = self._intake(side, item.payload)
+            msg = self.links.intake(side, item.payload)
             if msg is None:
                 continue
             opponent = other[side.label]
@@ -911,7 +540,7 @@ class Match:
                 told = msg.reason
                 if result.false_claim:  # both are told; a claim scored as a loss resigns
                     for engine in (side, opponent):
-                        self._send(engine, Chat.carrying(f"referee: {result.reason}"))
+                        self.links.send(engine, Chat.carrying(f"referee: {result.reason}"))
                     if result.winner is colour.other:
                         told = EndReason.RESIGN
                 return result, {opponent.label: told}
@@ -925,12 +554,12 @@ class Match:
                     return self._time_loss(side, colours, clock, other, loop.time())
             verdict = judge(msg, roles[side.label])
             if not verdict.ok:
-                self._send(side, chat_for(verdict))
+                self.links.send(side, chat_for(verdict))
                 result = GameResult.win_for(
                     colour.other, f"{colour_name(colour)} {side.title} played an {verdict.problem}"
                 )
                 return result, {side.label: EndReason.WIN, opponent.label: EndReason.RESIGN}
-            self._send(opponent, msg)
+            self.links.send(opponent, msg)
             relayed = msg.wire
             if clock is not None:
                 clock.start(colours[opponent.label], loop.time())
@@ -938,18 +567,12 @@ class Match:
                     left = clock.left(colour, loop.time())
                     self._record.add_comment(clock_comment(charged, left, msg.seconds))
             if self.watch is not None and referee.position is not None:
-                self.watch(
-                    {
-                        "kind": "move",
-                        "number": number,
-                        "ply": referee.dialogue.plies,
-                        "pdn": verdict.pdn or "?",
-                        "colour": colour_name(colour),
-                        "fen": referee.position.to_fen(),
-                        "seconds": msg.seconds,
-                        **({"left": clock_left(clock, loop.time())} if clock else {}),
-                    }
+                made = MoveMade(
+                    number, referee.dialogue.plies, verdict.pdn or "?", colour,
+                    referee.position.to_fen(), msg.seconds,
+                    left=clock_left(clock, loop.time()) if clock else None,
                 )
+                self.watch(made.event())
             played = next((e for e in verdict.events if isinstance(e, MovePlayed)), None)
             move_no = played.move_number if played else 0
             self.progress.update(
@@ -959,7 +582,7 @@ class Match:
             if verdict.result is not None and verdict.result.rule:  # a draw rule ends it
                 rule = referee.draw.long if referee.draw else verdict.result.reason
                 for engine in (side, opponent):
-                    self._send(engine, Chat.carrying(f"referee: {rule}"))
+                    self.links.send(engine, Chat.carrying(f"referee: {rule}"))
                 return verdict.result, {side.label: EndReason.DRAW, opponent.label: EndReason.DRAW}
             if verdict.result is not None:
                 return verdict.result, {side.label: EndReason.RESIGN, opponent.label: EndReason.WIN}
@@ -982,7 +605,7 @@ class Match:
         result = time_loss(colours[side.label], side.title, clock, now)
         opponent = other[side.label]
         for engine in (side, opponent):
-            self._send(engine, Chat.carrying(f"referee: {result.reason}"))
+            self.links.send(engine, Chat.carrying(f"referee: {result.reason}"))
         return result, {side.label: EndReason.WIN, opponent.label: EndReason.RESIGN}
 
     # ------------------------------------------------------------------ ending
@@ -993,11 +616,11 @@ class Match:
         if not side.usable:
             return True
         if s.phase is Phase.BACK_REQUESTED and s.must_answer is not None:
-            self._send(side, BackAccept(code=BackCode.NOT_SUPPORTED))
+            self.links.send(side, BackAccept(code=BackCode.NOT_SUPPORTED))
         if s.phase.game_running and s.our_turn:
-            self._send(side, GameEnd(reason=reason, stop=stop))
+            self.links.send(side, GameEnd(reason=reason, stop=stop))
         elif s.phase is Phase.ENDING and s.must_answer is not None:
-            self._send(side, GameEnd(reason=EndReason.NONE, stop=stop))
+            self.links.send(side, GameEnd(reason=EndReason.NONE, stop=stop))
         return s.phase in (Phase.IDLE, Phase.STOPPED) or not side.usable
 
     async def _end_exchange(
@@ -1007,7 +630,7 @@ class Match:
         pending: set[str] = set()
         for side in self.sides:
             if side.connected and not side.usable:
-                await self.disconnect(side)
+                await close_side(side)
             elif side.connected and not self._advance_end(
                 side, reasons.get(side.label, EndReason.NONE), stops[side.label]
             ):
@@ -1016,7 +639,7 @@ class Match:
         deadline = loop.time() + timeout
         silence = loop.time() + min(timeout, self.cfg.gameend_timeout)
         while pending:
-            item = await self._next(min(deadline, silence) if silence else deadline)
+            item = await self.links.next(min(deadline, silence) if silence else deadline)
             if item is None and silence and loop.time() < deadline:
                 silence = 0.0
                 pending -= self._silent_answers(pending)
@@ -1024,24 +647,24 @@ class Match:
             if item is None:
                 for side in self.sides:
                     if side.label in pending:
-                        self._fail(side, "did not finish the GAMEEND exchange in time")
-                        await self.disconnect(side)
+                        self.links.fail(side, "did not finish the GAMEEND exchange in time")
+                        await close_side(side)
                 return
             sender = item.side
             assert sender is not None
-            msg = self._intake(sender, item.payload)
+            msg = self.links.intake(sender, item.payload)
             if isinstance(msg, Move):
                 log.info("engine %s: MOVE after the end of the game (not relayed)", sender.label)
             if not sender.usable:
                 pending.discard(sender.label)
-                await self.disconnect(sender)
+                await close_side(sender)
             elif sender.label in pending and self._advance_end(
                 sender, reasons.get(sender.label, EndReason.NONE), stops[sender.label]
             ):
                 pending.discard(sender.label)
         for side in self.sides:
             if side.connected and side.session.phase is Phase.STOPPED:
-                await self.disconnect(side)
+                await close_side(side)
 
     def _silent_answers(self, pending: set[str]) -> set[str]:
         """Engines that left our GAMEEND unanswered (GWD's default): their silence is the
@@ -1054,40 +677,3 @@ class Match:
                 side.late_answer = True
                 done.add(side.label)
         return done
-
-    def _write_record(
-        self,
-        number: int,
-        white: EngineSide,
-        black: EngineSide,
-        result: GameResult,
-        start: GameStart,
-    ) -> Path | None:
-        record = self._record
-        if record is None:
-            record = GameRecord(
-                white=white.name or white.label,
-                black=black.name or black.label,
-                event=self.cfg.event,
-                site="dxserial",
-            )
-        record.round = str(number)
-        record.game_number = number
-        record.result = result.result
-        record.termination = result.reason
-        record.tags["WhiteEngine"] = white.label
-        record.tags["BlackEngine"] = black.label
-        if self.cfg.label_players:
-            record.white, record.black = white.label, black.label
-            record.tags["WhiteEngine"] = white.name or white.label
-            record.tags["BlackEngine"] = black.name or black.label
-        if start.label:
-            record.tags["Opening"] = start.label
-        if start.position is not None and record.start_fen == START_FEN:
-            position = Position.from_dxp(start.position, start.to_move or Colour.WHITE)
-            record.start_fen = position.to_fen()
-        try:
-            return write_pdn(record, self.cfg.pdn_dir)
-        except DxSerialError as exc:
-            log.error("game %d not saved: %s", number, exc)
-            return None

@@ -9,24 +9,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError, DxSerialError
+from dxserial.game.news import Watcher
 from dxserial.programs.engine_host import CommandEndpoint, instance
-from dxserial.programs.match import (
-    EngineSide,
-    FailurePolicy,
-    GameStart,
-    GameSummary,
-    Match,
-    MatchConfig,
-    Progress,
-    close_side,
-    idle_sink,
-)
+from dxserial.programs.match import FailurePolicy, GameStart, Match, MatchConfig
+from dxserial.programs.match_links import EngineSide, close_side, idle_sink
 from dxserial.programs.sprt import SprtState
+from dxserial.programs.standings import GameSummary, Progress
 from dxserial.programs.tournament import (
     GameResultEntry,
     Pairing,
@@ -47,10 +39,6 @@ log = logging.getLogger("dxserial.programs.tournament")
 
 STATE_FILE = "tournament-state.json"
 EVENT_FILE = "event.pdn"
-
-#: See :data:`dxserial.programs.match.Watcher`; the tournament adds "standings" events.
-Watcher = Callable[[dict[str, Any]], None]
-
 
 class _GameProgress:
     """A running game's live text goes to the tournament's status line, not over it."""
