@@ -118,3 +118,16 @@ def test_end_of_input_is_a_quit() -> None:
     )
     assert proc.returncode == 0
     assert proc.stdout.splitlines()[-1] == "wait"
+
+
+@needs_script
+def test_an_overlong_line_on_a_pipe_is_one_error_and_the_next_line_is_read() -> None:
+    from hubgame import DXSERIAL
+
+    text = "hub\n" + "x" * 1_000_000 + "\nping\nquit\n"
+    proc = subprocess.run(
+        [DXSERIAL, "hub-engine", "-q"], input=text, capture_output=True, text=True, timeout=30
+    )
+    errors = [ln for ln in proc.stdout.splitlines() if ln.startswith("error")]
+    assert errors == [f'error message="line of more than {hub.MAX_LINE} characters"']
+    assert proc.stdout.splitlines()[-1] == "pong"

@@ -103,7 +103,7 @@ def parse_line(text: str) -> HubLine:
     if not body:
         raise HubError("empty line")
     if len(body) > MAX_LINE:
-        raise HubError(f"line of {len(body)} characters (at most {MAX_LINE})")
+        raise HubError(f"line of more than {MAX_LINE} characters")
     if any(ord(c) < 0x20 and c != "\t" for c in body):
         raise HubError(f"control character in line {_show(body)}")
     command, _, rest = body.partition(" ")

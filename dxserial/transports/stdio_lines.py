@@ -51,7 +51,7 @@ class StdioLines:
         except asyncio.IncompleteReadError as exc:
             return _text(exc.partial) if exc.partial else None
         except asyncio.LimitOverrunError as exc:
-            await self._reader.readexactly(exc.consumed)  # drop it: parse_line says why
+            await _skip_line(self._reader, exc.consumed)  # the whole line: parse_line says why
             return "x" * (MAX_LINE + 1)
         return _text(raw)
 
@@ -67,6 +67,19 @@ class StdioLines:
     def close(self) -> None:
         if self._transport is not None:
             self._transport.close()
+
+
+async def _skip_line(reader: asyncio.StreamReader, consumed: int) -> None:
+    """Drop an overlong line up to and with its newline (or the end of input), chunk by chunk."""
+    while True:
+        await reader.readexactly(consumed)
+        try:
+            await reader.readuntil(b"\n")
+            return
+        except asyncio.IncompleteReadError:
+            return
+        except asyncio.LimitOverrunError as exc:
+            consumed = exc.consumed
 
 
 def _text(raw: bytes) -> str:
