@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from dxserial.draughts import IllegalMoveError, LegalMove, Position, RulesError
 from dxserial.errors import ProtocolError
-from dxserial.protocol.dxp_moves import match_dxp_move
+from dxserial.protocol.dxp_moves import match_dxp_move, to_dxp_move
 from dxserial.protocol.messages import Colour, Move
 
 __all__ = [
@@ -182,18 +182,16 @@ def split_hub_move(text: str) -> tuple[int, int, tuple[int, ...]]:
 
 def parse_hub_move(position: Position, text: str) -> LegalMove:
     """The legal move of ``position`` that Hub ``text`` names; :class:`HubError` if none."""
-    frm, to, captured = split_hub_move(text)
+    msg = to_dxp(text)
     try:
-        return match_dxp_move(position, Move(from_square=frm, to_square=to, captured=captured))
+        return match_dxp_move(position, msg)
     except IllegalMoveError as exc:
         raise HubError(f"{text.strip()}: {exc} (position {position.to_fen()})") from None
 
 
 def format_hub_move(move: LegalMove) -> str:
-    """``32-28`` or ``28x19x23`` (captured squares ascending)."""
-    if not move.captured:
-        return f"{move.from_square}-{move.to_square}"
-    return "x".join(str(sq) for sq in (move.from_square, move.to_square, *sorted(move.captured)))
+    """``32-28`` or ``28x19x23`` (captured squares ascending, as in our DXP MOVEs)."""
+    return hub_move_of_dxp(to_dxp_move(move))
 
 
 def hub_move_of_dxp(msg: Move) -> str:
