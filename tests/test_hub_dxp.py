@@ -67,7 +67,7 @@ def test_the_client_asks_for_a_move_and_checks_it() -> None:
 @pytest.mark.parametrize(
     ("line", "says"),
     [
-        ("done move=32-29", "bad move: 32-29: illegal move 32-29"),
+        ("done move=32-29", "bad move: illegal move 32-29"),
         ("done move=e2e4", "bad move: 'e2e4' is not a Hub move"),
         ("done", "bad move: 'done': done without move="),
         ('info pv="32-28', "unreadable line"),
@@ -155,7 +155,7 @@ def fake(tmp_path: Path) -> str:
     ("mode", "says"),
     [
         ("die", "the Hub engine exited (code 3) during its move"),
-        ("illegal", "broke the protocol: bad move: 32-29"),
+        ("illegal", "broke the protocol: bad move: illegal move 32-29"),
         ("garbage", "broke the protocol: unreadable line"),
         ("silent", "gave no move in 0.2 s, nor 0.2 s after 'stop'"),
     ],

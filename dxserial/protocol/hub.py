@@ -186,7 +186,7 @@ def parse_hub_move(position: Position, text: str) -> LegalMove:
     try:
         return match_dxp_move(position, msg)
     except IllegalMoveError as exc:
-        raise HubError(f"{text.strip()}: {exc} (position {position.to_fen()})") from None
+        raise HubError(f"{exc} (position {position.to_fen()})") from None
 
 
 def format_hub_move(move: LegalMove) -> str:
