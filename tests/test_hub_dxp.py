@@ -154,7 +154,7 @@ def fake(tmp_path: Path) -> str:
 @pytest.mark.parametrize(
     ("mode", "says"),
     [
-        ("die", "the Hub engine exited (code 3) during its move"),
+        ("die", "the Hub engine ended (exit status 3) during its move"),
         ("illegal", "broke the protocol: bad move: illegal move 32-29"),
         ("garbage", "broke the protocol: unreadable line"),
         ("silent", "gave no move in 0.2 s, nor 0.2 s after 'stop'"),
@@ -379,7 +379,7 @@ def test_a_hub_engine_that_dies_mid_game_ends_it_with_gameend_and_exit_1(
         assert result.returncode == 1
         errors = [line for line in result.stderr.splitlines() if "dxserial: error:" in line]
         assert errors == [
-            "dxserial: error: session ended: the Hub engine exited (code 3) during its move"
+            "dxserial: error: session ended: the Hub engine ended (exit status 3) during its move"
         ], result.stderr
         serial.out.expect("game 1: *", timeout=20)
         assert serial.wait(20) == 0  # our GAMEEND had stop code 1: it stopped cleanly

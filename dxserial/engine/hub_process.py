@@ -32,6 +32,7 @@ from dxserial.engine.mover import MoverFailed
 from dxserial.engine.search import SearchCancelled
 from dxserial.errors import ConfigError
 from dxserial.protocol import hub
+from dxserial.transports.child import describe_status
 
 __all__ = ["HubMover", "MoverFailed", "hub_name", "reversible_tail"]
 
@@ -158,7 +159,7 @@ class HubMover:
             chunk = os.read(proc.stdout.fileno(), 65536)
             if not chunk:
                 code = proc.wait()
-                raise MoverFailed(f"the Hub engine exited (code {code}) during {what}")
+                raise MoverFailed(f"the Hub engine ended ({describe_status(code)}) during {what}")
             self._buffer += chunk
             if len(self._buffer) > hub.MAX_LINE and b"\n" not in self._buffer:
                 self._buffer = b"x" * (hub.MAX_LINE + 1) + b"\n"
@@ -181,7 +182,7 @@ class HubMover:
         except (BrokenPipeError, OSError, ValueError):
             code = proc.poll()
             raise MoverFailed(
-                f"the Hub engine exited (code {code})"
+                f"the Hub engine ended ({describe_status(code)})"
                 if code is not None
                 else "the Hub engine closed its input"
             ) from None
