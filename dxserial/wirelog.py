@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from dxserial.protocol.messages import escape
+from dxserial.protocol.messages import Message, escape
 
 WIRE = logging.getLogger("dxserial.wire")
 
@@ -24,4 +24,11 @@ def log_bytes(direction: str, data: bytes) -> None:
         WIRE.info("%s %d byte%s: %s", direction, n, "" if n == 1 else "s", escape(data))
 
 
-__all__ = ["WIRE", "enabled", "log_bytes"]
+def log_crossing(direction: str, message: Message) -> None:
+    """The -v line for one message crossing: direction, what it is, its bytes (a caller
+    passes it only when :func:`enabled`)."""
+    wire = message.wire
+    WIRE.info("%s %s '%s' (%d bytes)", direction, message.NAME, escape(wire), len(wire))
+
+
+__all__ = ["WIRE", "enabled", "log_bytes", "log_crossing"]

@@ -98,6 +98,12 @@ def test_options_taking_host_port_accept_their_own_scheme() -> None:
         address("https://h:1", "--web", ("http",))
     with pytest.raises(ConfigError, match=r"--connect listen://h:1: expected HOST:PORT \(or tcp://"):
         address("listen://h:1", "--connect", ("tcp",))
+    for typo in ("tcp:/127.0.0.1:27531", "tcp:127.0.0.1:27531"):
+        with pytest.raises(ConfigError, match=r"did you mean tcp://127\.0\.0\.1:27531\?"):
+            address(typo, "--connect", ("tcp",))
+    with pytest.raises(ConfigError, match=r"did you mean http://127\.0\.0\.1:8080\?"):
+        address("http:/127.0.0.1:8080", "--web", ("http",))
+    assert address("localhost:27531", "--connect", ("tcp",)) == "localhost:27531"
 
 
 def test_bridge_takes_tcp_and_http_urls_for_its_addresses(tmp_path: Path) -> None:

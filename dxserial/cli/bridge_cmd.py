@@ -19,11 +19,9 @@ from dxserial.cli.common import (
     QUIET_HELP,
     VERBOSE_HELP,
     configure_logging,
-    log_crossing,
     note_pty_speed,
     nulmodem_settings,
     option_given,
-    wire_logging,
 )
 from dxserial.config import layered
 from dxserial.errors import ConfigError
@@ -34,6 +32,8 @@ from dxserial.transports.access import IPNetwork, parse_networks
 from dxserial.transports.schemes import address
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import parse_endpoint
+from dxserial.wirelog import enabled as wire_enabled
+from dxserial.wirelog import log_crossing
 
 
 @app.command("bridge")
@@ -431,7 +431,7 @@ async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None
         bridge = Bridge(
             config, trace=writer, on_ready=say,
             watch=server.publish if server is not None else None,
-            observer=log_crossing if wire_logging() else None,
+            observer=log_crossing if wire_enabled() else None,
         )
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, bridge.stop)

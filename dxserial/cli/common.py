@@ -10,9 +10,8 @@ import typer
 
 from dxserial.errors import ConfigError
 from dxserial.protocol.links import NulModemSettings
-from dxserial.protocol.messages import Message, escape
 from dxserial.transports.serial import is_pseudo_terminal
-from dxserial.wirelog import WIRE, enabled
+from dxserial.wirelog import WIRE
 
 #: What -v, -vv and -q mean, on every command (each gets them from :func:`add_shared_options`).
 VERBOSE_HELP = (
@@ -71,17 +70,6 @@ class _AroundLiveLine(logging.StreamHandler):  # type: ignore[type-arg]
         super().emit(record)
         for line in live_line:
             line.show()
-
-
-def log_crossing(direction: str, message: Message) -> None:
-    """The -v line for one message crossing: direction, what it is, its bytes."""
-    wire = message.wire
-    WIRE.info("%s %s '%s' (%d bytes)", direction, message.NAME, escape(wire), len(wire))
-
-
-def wire_logging() -> bool:
-    """True under -v: callers then pass :func:`log_crossing` where messages cross."""
-    return enabled()
 
 
 def _shared(name: str) -> Any:

@@ -133,6 +133,10 @@ def address(text: str, option: str, schemes: tuple[str, ...], form: str = "HOST:
     :class:`ConfigError` naming the form expected for any other URL."""
     name, rest = split_scheme(text.strip())
     if not name:
+        short = _SHORT_SCHEME.fullmatch(text.strip())  # tcp:/h:p, tcp:h:p: not a host
+        if short is not None and short.group(1).lower() in schemes and ":" in short.group(2):
+            meant = f"{short.group(1).lower()}://{short.group(2)}"
+            raise ConfigError(f"{option} {text}: did you mean {meant}?")
         return text
     if name in schemes:
         return rest.rstrip("/")
