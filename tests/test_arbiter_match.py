@@ -109,6 +109,7 @@ def test_a_stand_in_that_thinks_past_its_time_loses_on_time(
     assert any("lost on time" in text for text in chats(stand_in))
     (record,) = read_pdn(next((tmp_path / "pdn").glob("*.pdn")))
     assert record.result == "2-0" and "lost on time" in record.termination
+    assert record.tags["TimeControl"] == "1"  # the director's clock: 1 s for the game
     # White's one move carries the director's clock beside what the engine said.
     assert any(t.startswith("clock: ") and "engine says 0 s" in t for t in record.comments[1])
 

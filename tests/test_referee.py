@@ -479,3 +479,9 @@ def test_a_false_claim_scores_as_the_setting_says() -> None:
     assert lost.reason == "White A claimed the win, false claim: Black can still move; scored as a loss"
     founded = referee.claim_result(EndReason.RESIGN, W, "White A")
     assert founded is not None and false_claim_scored(founded, W, "loss") == founded
+
+
+def test_a_claim_with_no_game_is_not_checked_and_says_why() -> None:
+    claim = Referee().claim_result(EndReason.DRAW, Colour.WHITE, "White (A)")
+    assert claim is not None and not claim.false_claim
+    assert claim.reason == "draw claimed by White (A), not checked: the position is unknown (no game)"

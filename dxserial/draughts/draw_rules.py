@@ -75,10 +75,6 @@ class Draw:
         return f"{self.text}: {self.detail}"
 
 
-def _popcount(bits: int) -> int:
-    return bits.bit_count()
-
-
 def endgame_rule(position: Position) -> DrawRule | None:
     """The endgame count the material stands under: 16 moves, 5 moves, or none.
 
@@ -87,9 +83,9 @@ def endgame_rule(position: Position) -> DrawRule | None:
     (two kings, a king and a man, a king) the 5-move rule.
     """
     for strong, weak in ((position.white, position.black), (position.black, position.white)):
-        if _popcount(weak) != 1 or not weak & position.kings:
+        if weak.bit_count() != 1 or not weak & position.kings:
             continue
-        pieces, kings = _popcount(strong), _popcount(strong & position.kings)
+        pieces, kings = strong.bit_count(), (strong & position.kings).bit_count()
         if kings == 0:
             continue
         if pieces == 3:

@@ -61,7 +61,8 @@ class ArbiterSettings:
         text = get["time_control"]
         if not isinstance(text, str) or _game_seconds(text) is None:
             raise ConfigError(
-                f"{name('time_control')}: {text!r} is not 'on', 'off' or seconds such as '20s'"
+                f"{name('time_control')}: {text!r} is not 'on', 'off' or seconds (above 0) such"
+                " as '20s'"
             )
         return cls(str(get["draw_rules"]), str(get["on_false_claim"]), text, float(margin))
 

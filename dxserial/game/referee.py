@@ -272,7 +272,8 @@ class Referee:
         position = self.position
         if position is None or self._counter is None or self._unreliable_from is not None:
             unreliable = self._unreliable_from
-            return ClaimCheck(None, f"the position is unknown (unreliable from ply {unreliable})")
+            why = f"unreliable from ply {unreliable}" if unreliable is not None else "no game"
+            return ClaimCheck(None, f"the position is unknown ({why})")
         if reason is EndReason.WIN:
             return check_win_claim(position, colour)
         request = self._dialogue.game_request

@@ -324,6 +324,7 @@ class Match:
             result, event=self.cfg.event, label_players=self.cfg.label_players,
             pdn_dir=self.cfg.pdn_dir, opening=start.label, position=start.position,
             to_move=start.to_move,
+            time_control=self.cfg.arbiter.control(self.cfg.minutes, self.cfg.moves),
         )
         if self.watch is not None:
             self.watch(GameClosed(number, result.result, result.reason).event())

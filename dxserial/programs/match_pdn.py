@@ -11,6 +11,7 @@ from pathlib import Path
 
 from dxserial.draughts import START_FEN, Position
 from dxserial.errors import DxSerialError
+from dxserial.game.clock import TimeControl
 from dxserial.game.pdn import write_pdn
 from dxserial.game.record import GameRecord
 from dxserial.game.referee import GameResult
@@ -46,9 +47,11 @@ def save_game(
     opening: str = "",
     position: tuple[Piece, ...] | None = None,
     to_move: Colour | None = None,
+    time_control: TimeControl | None = None,
 ) -> Path | None:
     """Write game ``number`` (a record of its own if the game never started); its path,
-    or None if it could not be saved (logged)."""
+    or None if it could not be saved (logged).  ``time_control``: the director's clock, if
+    it kept one (PGN's TimeControl tag: seconds, or moves/seconds for a period)."""
     if record is None:
         record = GameRecord(white=white.shown, black=black.shown, event=event, site="dxserial")
     record.round = str(number)
@@ -63,6 +66,9 @@ def save_game(
         record.tags["BlackEngine"] = black.shown
     if opening:
         record.tags["Opening"] = opening
+    if time_control is not None:
+        per = f"{time_control.moves}/" if time_control.moves else ""
+        record.tags["TimeControl"] = f"{per}{time_control.seconds:g}"
     if position is not None and record.start_fen == START_FEN:
         record.start_fen = Position.from_dxp(position, to_move or Colour.WHITE).to_fen()
     try:
