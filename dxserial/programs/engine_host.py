@@ -224,7 +224,9 @@ class CommandEndpoint(EngineEndpoint):
         await child.stop(self.cmd.stop_grace)
         tail = child.log_tail()
         self._unjudged = child.status() + (f"; last log lines: {tail}" if tail else "")
-        log.info("engine %s: %s", self.label, self._unjudged)
+        # A clean end (exit 0, or stopped by us: a hang is told by the forfeit) is no news.
+        clean = child.stopped_by is not None or child.returncode == 0
+        (log.debug if clean else log.info)("engine %s: %s", self.label, self._unjudged)
 
     def _take_unjudged(self) -> str | None:
         text, self._unjudged = self._unjudged, None
