@@ -220,11 +220,16 @@ def test_a_match_between_engines_of_an_engines_file_restarts_a_crashed_one(
     )
     cli = Cli("match", "--engines", str(file), "deep", "crash", "--games", "2", "--moves", "4",
               "--pdn", str(tmp_path / "games"), "--on-engine-failure", "continue")
+    cli.wait(60)
+    err = cli.stderr()
     out = run_to_end(cli)
     assert cli.proc.returncode == 0, out
     first = next(line for line in out if line.startswith("game 1: 2-0"))
     assert "forfeits: link lost" in first and "(exit status 134; last log lines:" in first
     assert any(line.startswith("game 2: 1-1 (draw: move limit") for line in out), out
+    # a first start and a clean stop are no news: no empty line, no status of "deep"
+    assert not re.search(r" INFO *$", err, re.M), err
+    assert not re.search(r"engine deep: (exit status 0|did not exit by itself)", err), err
 
 
 def test_a_hub_engine_the_director_starts_plays_a_match(tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ class CommandEndpoint(EngineEndpoint):
         self.workdir = workdir.absolute()  # the engine runs in it: paths must not be relative
         self.log_path = log_path
         #: Told of every start: "" for a first start, else what happened and why.
-        self.notify = notify or (lambda endpoint, text: log.info("%s", text))
+        self.notify = notify or _log_news
         self.supervisor = Supervisor(label, cmd.max_restarts)
         self.child: Child | None = None
         self._layer1 = "nul"
@@ -224,7 +224,9 @@ class CommandEndpoint(EngineEndpoint):
         await child.stop(self.cmd.stop_grace)
         tail = child.log_tail()
         self._unjudged = child.status() + (f"; last log lines: {tail}" if tail else "")
-        log.info("engine %s: %s", self.label, self._unjudged)
+        # A clean end (exit 0, or stopped by us: a hang is told by the forfeit) is no news.
+        clean = child.stopped_by is not None or child.returncode == 0
+        (log.debug if clean else log.info)("engine %s: %s", self.label, self._unjudged)
 
     def _take_unjudged(self) -> str | None:
         text, self._unjudged = self._unjudged, None
@@ -242,6 +244,12 @@ class CommandEndpoint(EngineEndpoint):
     def failed(self, reason: str) -> str:
         """The engine cost a game (``reason``): its exit status and last log lines."""
         return self._judge(reason)
+
+
+def _log_news(endpoint: CommandEndpoint, text: str) -> None:
+    """The default news: a restart is an INFO line, a first start ("") none."""
+    if text:
+        log.info("%s", text)
 
 
 def instance(endpoint: CommandEndpoint, number: int) -> CommandEndpoint:
