@@ -457,12 +457,17 @@ class Relay:
                 self._finish_closeout("no answer to the bridge", now, abort=True)
 
     def next_deadline(self) -> float | None:
-        times = [t for t in (
-            self._closeout.deadline if self._closeout is not None else None,
-            self._probe[0] if self._probe is not None else None,
-            self._ending[1] if self._ending is not None else None,
-        ) if t is not None]
-        return min(times) if times else None
+        # Asked after every message: nothing waiting (the usual case) costs three tests.
+        co, probe, ending = self._closeout, self._probe, self._ending
+        if co is None and probe is None and ending is None:
+            return None
+        return min(
+            t for t in (
+                co.deadline if co is not None else None,
+                probe[0] if probe is not None else None,
+                ending[1] if ending is not None else None,
+            ) if t is not None
+        )
 
     def shutdown(self, now: float) -> list[Action]:
         """The bridge stops: whatever was not delivered is lost, each one named."""
