@@ -402,6 +402,13 @@ class Relay:
             # Its sender's session is over: it must not start anything with the next engine.
             waiting.remove(item)
             self._fate(item, other(side), "lost", f"{gone} before anyone received it")
+        if self._probe is not None:  # held behind the bridge's check of the serial engine
+            probe_held = self._probe[1]
+            for held_item, held_msg in [p for p in probe_held if p[0].sender == side]:
+                probe_held.remove((held_item, held_msg))
+                self._arrival_record(
+                    held_item, "lost", reason=f"{gone} (its message was held)", judged=False
+                )
         co = self._closeout
         if co is not None and co.departed == side:
             while co.held:  # the newcomer left before the old game was closed
