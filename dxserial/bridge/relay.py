@@ -640,7 +640,11 @@ class Relay:
         assert self._ending is not None
         silent, _ = self._ending
         self._ending = None
-        if self._closeout is not None or not self.present[other(silent)]:
+        d = self.judge.dialogue
+        if (
+            self._closeout is not None or not self.present[other(silent)]
+            or d.phase is not Phase.ENDING or d.awaiting is not self.judge.roles[silent]
+        ):  # answered meanwhile another way (a close-out for a departed engine)
             return
         self._habit(silent, GAMEEND_UNANSWERED)
         self._answered_for = silent
