@@ -82,6 +82,35 @@ def test_a_serial_engine_of_unknown_state_has_any_game_ended_before_a_gamereq() 
     rig.check_counts()
 
 
+def test_a_gameend_answered_for_a_departed_engine_is_not_answered_again_later() -> None:
+    rig = Rig()
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)
+    rig.send(SERIAL, ACC)
+    rig.send(TCP, M1)
+    rig.send(SERIAL, b"E10")  # the TCP engine leaves instead of answering (GWD's default)
+    rig.leave(TCP)
+    assert rig.got[SERIAL][-1] == b"E00"  # answered on its behalf at once: the game is over
+    rig.join(TCP)  # the next TCP engine
+    rig.tick(10.0)  # past --gameend-timeout
+    assert rig.got[SERIAL].count(b"E00") == 1  # no second answer to a closed game
+    assert not [t for _, t in rig.logs if "does not answer a GAMEEND" in t]  # nobody blamed
+    rig.check_counts()
+
+
+def test_a_tcp_engine_gone_during_the_check_leaves_no_gamereq_for_the_serial_engine() -> None:
+    rig = Rig()
+    rig.relay = Relay(RelaySettings(record=True, check_serial_state=True))
+    rig.join(TCP)
+    rig.send(TCP, REQ_Z)  # held behind the bridge's E00 to the serial engine
+    rig.leave(TCP)  # before the serial engine answered it
+    rig.send(SERIAL, b"E00")
+    assert rig.got[SERIAL] == [b"E00"]  # no game started for an engine that has gone
+    [lost] = rig.messages("lost")
+    assert lost["raw"] == REQ_Z.decode() and "went away" in lost["reason"]
+    rig.check_counts()
+
+
 def test_a_serial_engine_that_does_not_answer_the_check_gets_the_gamereq_after_a_while() -> None:
     rig = Rig()
     rig.relay = Relay(RelaySettings(check_serial_state=True, gameend_timeout=2.0))

@@ -7,7 +7,6 @@ leave the rig stuck."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from dxserial.testing.peers import DxpClient
@@ -70,10 +69,10 @@ def test_a_serial_engine_killed_with_its_port_open_is_ended_towards_tcp_within_t
             assert tcp.expect().startswith(b"M")  # Black answered: the engine is alive
             serial.proc.kill()  # the old PC crashed; its port stays open on the bridge's side
             serial.proc.wait(10)
-            gone = time.monotonic()
             tcp.send(b"M0000373200")  # for an engine that will never echo it
             assert tcp.expect(timeout=20) == b"E00"  # on its behalf: Black was to move
-            assert time.monotonic() - gone < 10  # link timeout (0.6 s) + --serial-grace (1 s)
+            # Given up by --serial-grace (1 s) after the link's timeout, not by anything else.
+            assert "silent for 1 s more" in bridge.log()
             said = [json.loads(line) for line in bridge.trace_path.read_text().splitlines()
                     if '"sent-by-bridge"' in line]
             assert said[-1]["on_behalf_of"] == "serial"

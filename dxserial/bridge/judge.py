@@ -22,7 +22,15 @@ from dxserial.game.news import GameClosed, GameNews, GameOpened, MoveMade, Taken
 from dxserial.game.record import GameRecord, Recorder
 from dxserial.game.referee import GameResult, Policy, Referee, Verdict, ViolationKind, chat_for
 from dxserial.protocol.dialects import CUMULATIVE_TIMES, CumulativeTimes
-from dxserial.protocol.messages import Chat, Colour, GameRequest, Message, Move, colour_name
+from dxserial.protocol.messages import (
+    Chat,
+    Colour,
+    GameAccept,
+    GameRequest,
+    Message,
+    Move,
+    colour_name,
+)
 from dxserial.protocol.session import (
     Dialogue,
     DialogueEvent,
@@ -95,6 +103,7 @@ class Judge:
         self._recorder = Recorder(site="dxserial bridge") if record else None
         self._times = {SERIAL: CumulativeTimes(), TCP: CumulativeTimes()}  # this game's
         self._last_at: float | None = None  # when the last message was judged
+        self._budget: float | None = None  # this game's seconds per side
         self._fresh()
 
     def _fresh(self) -> None:
@@ -220,13 +229,15 @@ class Judge:
         self, sender: Side, msg: Message, verdict: Verdict, took: float | None
     ) -> tuple[tuple[Side, str], ...]:
         """Watch each side's MOVE times: a total for the game is a habit (GWD's)."""
-        if any(isinstance(e, GameStarted) for e in verdict.events):
-            self._times = {SERIAL: CumulativeTimes(), TCP: CumulativeTimes()}
-        if not (isinstance(msg, Move) and verdict.applied):
+        if not isinstance(msg, Move):
+            if isinstance(msg, GameAccept) and any(
+                isinstance(e, GameStarted) for e in verdict.events
+            ):  # a new game: new totals, and its time per side worked out once
+                self._times = {SERIAL: CumulativeTimes(), TCP: CumulativeTimes()}
+                request = self.dialogue.game_request
+                self._budget = float(request.minutes) * 60 if request is not None else None
             return ()
-        request = self.dialogue.game_request
-        budget = float(request.minutes) * 60 if request is not None else None
-        if self._times[sender].add(msg.seconds, took, budget):
+        if verdict.applied and self._times[sender].add(msg.seconds, took, self._budget):
             colour = colour_name(verdict.colour) if verdict.colour is not None else sender
             self.comment(f"{colour}'s MOVE times are its totals for the game (read as such)")
             return ((sender, CUMULATIVE_TIMES),)

@@ -402,6 +402,13 @@ class Relay:
             # Its sender's session is over: it must not start anything with the next engine.
             waiting.remove(item)
             self._fate(item, other(side), "lost", f"{gone} before anyone received it")
+        if self._probe is not None:  # held behind the bridge's check of the serial engine
+            probe_held = self._probe[1]
+            for held_item, held_msg in [p for p in probe_held if p[0].sender == side]:
+                probe_held.remove((held_item, held_msg))
+                self._arrival_record(
+                    held_item, "lost", reason=f"{gone} (its message was held)", judged=False
+                )
         co = self._closeout
         if co is not None and co.departed == side:
             while co.held:  # the newcomer left before the old game was closed
@@ -457,12 +464,17 @@ class Relay:
                 self._finish_closeout("no answer to the bridge", now, abort=True)
 
     def next_deadline(self) -> float | None:
-        times = [t for t in (
-            self._closeout.deadline if self._closeout is not None else None,
-            self._probe[0] if self._probe is not None else None,
-            self._ending[1] if self._ending is not None else None,
-        ) if t is not None]
-        return min(times) if times else None
+        # Asked after every message: nothing waiting (the usual case) costs three tests.
+        co, probe, ending = self._closeout, self._probe, self._ending
+        if co is None and probe is None and ending is None:
+            return None
+        return min(
+            t for t in (
+                co.deadline if co is not None else None,
+                probe[0] if probe is not None else None,
+                ending[1] if ending is not None else None,
+            ) if t is not None
+        )
 
     def shutdown(self, now: float) -> list[Action]:
         """The bridge stops: whatever was not delivered is lost, each one named."""
@@ -628,7 +640,11 @@ class Relay:
         assert self._ending is not None
         silent, _ = self._ending
         self._ending = None
-        if self._closeout is not None or not self.present[other(silent)]:
+        d = self.judge.dialogue
+        if (
+            self._closeout is not None or not self.present[other(silent)]
+            or d.phase is not Phase.ENDING or d.awaiting is not self.judge.roles[silent]
+        ):  # answered meanwhile another way (a close-out for a departed engine)
             return
         self._habit(silent, GAMEEND_UNANSWERED)
         self._answered_for = silent
