@@ -16,17 +16,17 @@ import asyncio
 import sys
 
 from dxserial.runtime import run
-from dxserial.transports.base import StreamLink
+from dxserial.transports.base import StreamPort
 from dxserial.transports.openers import open_serial
 from dxserial.transports.serial import SerialSettings
-from dxserial.transports.tcp import TcpLink, tcp_listen
+from dxserial.transports.tcp import TcpPort, tcp_listen
 
 
 class _Forward:
     """Splits one end's bytes on NUL and writes each message to the other end."""
 
     def __init__(self) -> None:
-        self.to: StreamLink | None = None
+        self.to: StreamPort | None = None
         self._pending = b""
         self._backlog = bytearray()
         self._flushing: asyncio.Task[None] | None = None
@@ -40,7 +40,7 @@ class _Forward:
         if self._backlog and self.to is not None and self._flushing is None:
             self._flushing = asyncio.create_task(self._flush(self.to))
 
-    async def _flush(self, link: StreamLink) -> None:
+    async def _flush(self, link: StreamPort) -> None:
         while self._backlog:
             data = bytes(self._backlog)
             self._backlog.clear()
@@ -54,7 +54,7 @@ async def _serve(path: str, port: int) -> None:
     from_tcp.to = serial
     serial.start_push(from_serial.data, lambda why: None)
 
-    async def client(link: TcpLink) -> None:
+    async def client(link: TcpPort) -> None:
         ended = asyncio.Event()
         from_serial.to = link
         link.start_push(from_tcp.data, lambda why: ended.set())

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 from dxserial.errors import ConfigError, PortError
 from dxserial.testing.process import Cli, wait_until
-from dxserial.transports.base import ByteLink
+from dxserial.transports.base import Port
 from dxserial.transports.dosbox import (
     DOSBOX_DEFAULT_PORT,
     Decoder,
-    DosboxLink,
+    DosboxPort,
     LineState,
     decode,
     encode,
@@ -216,7 +216,7 @@ async def dosbox_server() -> AsyncIterator[tuple[int, asyncio.Queue[FakeDosbox]]
     await server.wait_closed()
 
 
-async def read_n(link: ByteLink, n: int, timeout: float = 5.0) -> bytes:
+async def read_n(link: Port, n: int, timeout: float = 5.0) -> bytes:
     got = b""
     async with asyncio.timeout(timeout):
         while len(got) < n:
@@ -232,7 +232,7 @@ async def test_connect_sends_line_state_and_unescapes_split_chunks(
     port, connections = dosbox_server
     link = await open_serial(f"dosbox://127.0.0.1:{port}")
     try:
-        assert isinstance(link, DosboxLink) and isinstance(link, ByteLink)
+        assert isinstance(link, DosboxPort) and isinstance(link, Port)
         dosbox = await asyncio.wait_for(connections.get(), 5)
         assert await dosbox.expect(2) == BOTH_ON  # first thing on the wire
         assert link.peer_lines is None and link.dsr is None

@@ -16,9 +16,9 @@ import pytest
 
 from dxserial.errors import ConfigError, PortError
 from dxserial.sim.vpair import VirtualPair
-from dxserial.transports.base import ByteLink
+from dxserial.transports.base import Port
 from dxserial.transports.openers import open_serial
-from dxserial.transports.serial import SerialLink, SerialSettings, port_error
+from dxserial.transports.serial import SerialPort, SerialSettings, port_error
 
 ALL_BYTES = bytes(range(256))
 
@@ -30,7 +30,7 @@ def pair(tmp_path: Path) -> Iterator[VirtualPair]:
 
 
 @pytest.fixture
-async def links(pair: VirtualPair) -> AsyncIterator[tuple[SerialLink, SerialLink]]:
+async def links(pair: VirtualPair) -> AsyncIterator[tuple[SerialPort, SerialPort]]:
     a = await open_serial(pair.path_a, SerialSettings())
     b = await open_serial(pair.path_b, SerialSettings())
     yield a, b
@@ -38,7 +38,7 @@ async def links(pair: VirtualPair) -> AsyncIterator[tuple[SerialLink, SerialLink
     await b.close()
 
 
-async def read_n(link: ByteLink, n: int, timeout: float = 5.0) -> bytes:
+async def read_n(link: Port, n: int, timeout: float = 5.0) -> bytes:
     got = b""
     async with asyncio.timeout(timeout):
         while len(got) < n:
@@ -79,16 +79,16 @@ def test_settings_defaults_are_dxp_9600_8n1() -> None:
 # ---------------------------------------------------------------- data
 
 
-async def test_every_byte_value_crosses_both_ways(links: tuple[SerialLink, SerialLink]) -> None:
+async def test_every_byte_value_crosses_both_ways(links: tuple[SerialPort, SerialPort]) -> None:
     a, b = links
-    assert isinstance(a, ByteLink)
+    assert isinstance(a, Port)
     await a.write(ALL_BYTES)
     assert await read_n(b, 256) == ALL_BYTES
     await b.write(ALL_BYTES[::-1])
     assert await read_n(a, 256) == ALL_BYTES[::-1]
 
 
-async def test_reads_return_chunks_as_they_come(links: tuple[SerialLink, SerialLink]) -> None:
+async def test_reads_return_chunks_as_they_come(links: tuple[SerialPort, SerialPort]) -> None:
     a, b = links
     for message in (b"R01", b"\x02A\x03", b"M0012061100"):
         await b.write(message)
@@ -96,7 +96,7 @@ async def test_reads_return_chunks_as_they_come(links: tuple[SerialLink, SerialL
 
 
 async def test_a_large_write_waits_for_a_slow_line_without_errors(
-    links: tuple[SerialLink, SerialLink], caplog: pytest.LogCaptureFixture
+    links: tuple[SerialPort, SerialPort], caplog: pytest.LogCaptureFixture
 ) -> None:
     a, b = links
     data = os.urandom(300_000)  # far more than the pty buffers: the fd must block
@@ -110,7 +110,7 @@ async def test_a_large_write_waits_for_a_slow_line_without_errors(
 
 
 async def test_unplug_fails_a_pending_read_and_replug_works_again(
-    pair: VirtualPair, links: tuple[SerialLink, SerialLink]
+    pair: VirtualPair, links: tuple[SerialPort, SerialPort]
 ) -> None:
     a, _ = links
     reading = asyncio.create_task(a.read())
@@ -134,7 +134,7 @@ async def test_unplug_fails_a_pending_read_and_replug_works_again(
 
 
 async def test_unplug_fails_a_write_too(
-    pair: VirtualPair, links: tuple[SerialLink, SerialLink]
+    pair: VirtualPair, links: tuple[SerialPort, SerialPort]
 ) -> None:
     a, _ = links
     await asyncio.to_thread(pair.unplug, "a")
@@ -144,7 +144,7 @@ async def test_unplug_fails_a_write_too(
                 await a.write(b"x")
 
 
-async def test_read_after_close_is_end_of_file(links: tuple[SerialLink, SerialLink]) -> None:
+async def test_read_after_close_is_end_of_file(links: tuple[SerialPort, SerialPort]) -> None:
     a, _ = links
     await a.close()
     await a.close()

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import ByteLink
+from dxserial.transports.base import Port
 from dxserial.transports.tcp import (
     DXP_PORT,
     Endpoint,
-    TcpLink,
+    TcpPort,
     parse_endpoint,
     tcp_connect,
     tcp_listen,
@@ -79,16 +79,16 @@ class Server:
     """tcp_listen on a free port; each accepted link is handed to the test."""
 
     def __init__(self) -> None:
-        self.links: asyncio.Queue[TcpLink] = asyncio.Queue()
+        self.links: asyncio.Queue[TcpPort] = asyncio.Queue()
         self.done = asyncio.Event()
         self.server: asyncio.Server | None = None
         self.port = 0
 
-    async def on_client(self, link: TcpLink) -> None:
+    async def on_client(self, link: TcpPort) -> None:
         await self.links.put(link)
         await self.done.wait()  # the link stays open while the test uses it
 
-    async def accepted(self) -> TcpLink:
+    async def accepted(self) -> TcpPort:
         return await asyncio.wait_for(self.links.get(), 5)
 
 
@@ -114,7 +114,7 @@ async def test_connect_and_listen_set_nodelay_and_keepalive(server: Server) -> N
     client = await tcp_connect("127.0.0.1", server.port)
     accepted = await server.accepted()
     try:
-        assert isinstance(client, ByteLink) and isinstance(accepted, ByteLink)
+        assert isinstance(client, Port) and isinstance(accepted, Port)
         assert all(options(client.socket)) and all(options(accepted.socket))
         assert client.peer == f"127.0.0.1:{server.port}"
         assert accepted.peer.startswith("127.0.0.1:")
@@ -144,7 +144,7 @@ async def test_a_raw_client_receives_exactly_what_was_written(server: Server) ->
         raw.close()
 
 
-async def read_total(link: TcpLink, n: int) -> bytes:
+async def read_total(link: TcpPort, n: int) -> bytes:
     got = bytearray()
     while len(got) < n:
         chunk = await link.read()
@@ -170,7 +170,7 @@ async def test_each_write_is_its_own_send_even_when_the_kernel_is_full(server: S
     sock.connect(("127.0.0.1", server.port))
     sock.setblocking(False)
     reader, writer = await asyncio.open_connection(sock=sock)
-    link = TcpLink.from_streams(reader, writer)
+    link = TcpPort.from_streams(reader, writer)
     peer = await server.accepted()
     try:
         assert all(options(link.socket))
@@ -212,7 +212,7 @@ async def test_connection_refused_is_a_port_error() -> None:
 
 
 async def test_address_in_use_is_a_port_error(server: Server) -> None:
-    async def ignore(link: TcpLink) -> None:
+    async def ignore(link: TcpPort) -> None:
         await link.close()
 
     with pytest.raises(PortError, match="address already in use") as info:
@@ -236,7 +236,7 @@ async def test_reset_by_peer_is_a_port_error(server: Server) -> None:
 async def test_a_failing_handler_is_logged_and_its_link_closed(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async def broken(link: TcpLink) -> None:
+    async def broken(link: TcpPort) -> None:
         raise RuntimeError("handler bug")
 
     srv = await tcp_listen("127.0.0.1", 0, broken)
@@ -257,7 +257,7 @@ async def test_a_cancelled_handler_closes_its_link_quietly(
 ) -> None:
     started = asyncio.Event()
 
-    async def forever(link: TcpLink) -> None:
+    async def forever(link: TcpPort) -> None:
         started.set()
         await asyncio.Event().wait()
 

@@ -52,7 +52,7 @@ from dxserial.protocol.session import Phase
 from dxserial.transports.access import allowed, is_loopback
 from dxserial.transports.linkdriver import LinkDriver
 from dxserial.transports.openers import open_serial
-from dxserial.transports.tcp import TcpLink, tcp_connect, tcp_listen
+from dxserial.transports.tcp import TcpPort, tcp_connect, tcp_listen
 
 log = logging.getLogger("dxserial.bridge")
 
@@ -125,7 +125,7 @@ class Bridge:
             ),
             check=self._check,
         )
-        self._peer: TcpLink | None = None
+        self._peer: TcpPort | None = None
         self._peer_since = 0.0
         self._refused_hosts: set[str] = set()
         self._server: asyncio.Server | None = None
@@ -414,7 +414,7 @@ class Bridge:
 
     # ------------------------------------------------------------------ tcp side
 
-    async def _on_client(self, link: TcpLink) -> None:
+    async def _on_client(self, link: TcpPort) -> None:
         if self.cfg.allow and not allowed(link.peer_host, self.cfg.allow):
             first = link.peer_host not in self._refused_hosts
             self._refused_hosts.add(link.peer_host)
@@ -449,7 +449,7 @@ class Bridge:
             await old.close()
         await self._serve_peer(link)
 
-    async def _refuse(self, link: TcpLink, why: str) -> None:
+    async def _refuse(self, link: TcpPort, why: str) -> None:
         """Tell a refused client why, in DXP, before closing: a bare close says nothing."""
         with contextlib.suppress(DxSerialError, OSError):
             link.try_write(nul_frame(Chat.carrying(f"dxserial bridge: {why}").wire))
@@ -478,7 +478,7 @@ class Bridge:
             await self._serve_peer(link)
             await asyncio.sleep(self.cfg.reconnect_interval)
 
-    async def _serve_peer(self, link: TcpLink) -> None:
+    async def _serve_peer(self, link: TcpPort) -> None:
         driver = self._drivers[TCP]
         self._peer = link
         self._peer_since = time.time()
@@ -491,7 +491,7 @@ class Bridge:
             self._peer_gone(link, str(why) if why else "closed")
         await link.close()
 
-    def _peer_gone(self, link: TcpLink, why: str) -> None:
+    def _peer_gone(self, link: TcpPort, why: str) -> None:
         """The TCP peer's session ends: a cut-off frame is reported, unsent messages lost."""
         driver = self._drivers[TCP]
         self._peer = None

@@ -46,7 +46,7 @@ from dxserial.protocol.nulmodem import (
     LinkProblem,
     MessageReceived,
 )
-from dxserial.transports.base import ByteLink
+from dxserial.transports.base import Port
 from dxserial.transports.endpoints import EndpointKind, EngineEndpoint
 from dxserial.transports.linkdriver import LinkDriver
 
@@ -145,7 +145,7 @@ class EngineRunner:
             for kind, hidden in self._flood.drain():
                 log.warning("%d more '%s' lines not shown", hidden, kind)
 
-    async def _open(self) -> ByteLink | None:
+    async def _open(self) -> Port | None:
         """Open the endpoint, unless a stop comes first (a listener may wait for long)."""
         opening = asyncio.create_task(self.endpoint.open())
         stopping = asyncio.create_task(self._wait_stop())
@@ -162,7 +162,7 @@ class EngineRunner:
         while not isinstance(await self._inbox.get(), _Stop):
             pass
 
-    async def _read(self, driver: LinkDriver, port: ByteLink) -> None:
+    async def _read(self, driver: LinkDriver, port: Port) -> None:
         why = await driver.read_until_lost(port)
         self._lost = True
         self._inbox.put_nowait(_Lost(str(why) if why else "the peer closed the connection"))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dxserial.errors import DxSerialError, PortError
 from dxserial.host.probe import Finding, Open, Prober, Progress, Write
 from dxserial.transports.openers import open_serial
-from dxserial.transports.serial import SerialLink, SerialSettings
+from dxserial.transports.serial import SerialPort, SerialSettings
 from dxserial.wirelog import log_bytes
 
 
@@ -25,7 +25,7 @@ class ProbeRunner:
         self.port = port
         self.prober = prober
         self._on_progress = on_progress
-        self._link: SerialLink | None = None
+        self._link: SerialPort | None = None
         self._reader: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._stopped = False
@@ -74,7 +74,7 @@ class ProbeRunner:
                 await self._link.write(action.data)
         return bool(actions)
 
-    async def _read(self, link: SerialLink) -> None:
+    async def _read(self, link: SerialPort) -> None:
         loop = asyncio.get_running_loop()
         try:
             while True:

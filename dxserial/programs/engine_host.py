@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from dxserial.errors import ConfigError, DxSerialError, PortError
 from dxserial.programs.engine_command import HOST, KINDS, EngineCommand, launch
 from dxserial.programs.supervisor import GiveUp, Supervisor, Wait
-from dxserial.transports.base import ByteLink
+from dxserial.transports.base import Port
 from dxserial.transports.child import Child
 from dxserial.transports.endpoints import (
     EndpointKind,
@@ -113,7 +113,7 @@ class CommandEndpoint(EngineEndpoint):
         if self._early is None:
             self._early = await self.open()
 
-    async def open(self, timeout: float | None = None) -> ByteLink:
+    async def open(self, timeout: float | None = None) -> Port:
         if self._early is not None:
             early, self._early = self._early, None
             return early
@@ -152,7 +152,7 @@ class CommandEndpoint(EngineEndpoint):
         self.supervisor.ended(loop.time(), failure=why, status=detail)
         raise PortError(f"engine {self.label} {why} ({detail})")
 
-    async def _connect_ready(self, timeout: float) -> ByteLink:
+    async def _connect_ready(self, timeout: float) -> Port:
         if self.spec.kind is not EndpointKind.SERIAL:
             return await super().open(timeout)
         from dxserial.transports.dosbox import open_dosbox  # DOSBox: its nullmodem port
@@ -204,7 +204,7 @@ class CommandEndpoint(EngineEndpoint):
         log.info("engine %s started: pid %d, port %d", self.label, self.child.pid, port)
         return self.child
 
-    async def release(self, port: ByteLink) -> None:
+    async def release(self, port: Port) -> None:
         await super().release(port)
         await self._stop()
 

@@ -34,7 +34,7 @@ from dxserial.protocol.nulmodem import (
 )
 from dxserial.protocol.session import Phase, Role, Session
 from dxserial.protocol.tolerance import Habits, late_answer, leaving_answers
-from dxserial.transports.base import ByteLink
+from dxserial.transports.base import Port
 from dxserial.transports.endpoints import EngineEndpoint
 from dxserial.transports.linkdriver import LinkDriver
 
@@ -90,7 +90,7 @@ class EngineSide:
     endpoint: EngineEndpoint
     name: str = ""
     driver: LinkDriver | None = None
-    port: ByteLink | None = None
+    port: Port | None = None
     reader: asyncio.Task[None] | None = None
     session: Session = field(default_factory=lambda: Session(Role.INITIATOR))
     generation: int = 0
@@ -152,7 +152,7 @@ def idle_sink(side: EngineSide, generation: int, payload: Payload) -> None:
         log.info("engine %s between games: %s (dropped)", side.label, payload)
 
 
-async def _read(driver: LinkDriver, port: ByteLink, post: Callable[[Payload], None]) -> None:
+async def _read(driver: LinkDriver, port: Port, post: Callable[[Payload], None]) -> None:
     why = await driver.read_until_lost(port)
     post(Lost(str(why) if why else "the engine closed the connection"))
 

@@ -1,8 +1,8 @@
-"""What the bridge needs from any byte pipe, and one implementation on asyncio streams.
+"""What the bridge needs from any port (a byte pipe: serial line, socket, DOSBox), and one implementation on asyncio streams.
 
 The bridge does not care whether bytes come from a serial port, a DOSBox socket or a TCP
 peer: it reads chunks, writes whole framed messages and closes.  Serial and TCP links share
-:class:`StreamLink`; they differ only in their names and in how a lost link is reported.
+:class:`StreamPort`; they differ only in their names and in how a lost link is reported.
 
 Two rules every link keeps:
 
@@ -34,7 +34,7 @@ CLOSE_TIMEOUT = 5.0
 
 
 @runtime_checkable
-class ByteLink(Protocol):
+class Port(Protocol):
     """A bidirectional byte pipe as the bridge sees it.
 
     ``read()`` returns the next chunk as soon as any bytes are there.  End of the link:
@@ -73,8 +73,8 @@ EndCallback = Callable[[PortError | None], None]
 
 
 @runtime_checkable
-class PushLink(Protocol):
-    """A :class:`ByteLink` that can also hand each chunk to a callback as it arrives."""
+class PushPort(Protocol):
+    """A :class:`Port` that can also hand each chunk to a callback as it arrives."""
 
     def start_push(self, on_data: DataCallback, on_end: EndCallback) -> bool: ...
     def pause_reading(self) -> None: ...
@@ -219,8 +219,8 @@ async def start_server(on_client: ClientCallback, host: str, port: int) -> async
     return await loop.create_server(factory, host, port)
 
 
-class StreamLink:
-    """A :class:`ByteLink` over an asyncio ``StreamReader``/``StreamWriter`` pair.
+class StreamPort:
+    """A :class:`Port` over an asyncio ``StreamReader``/``StreamWriter`` pair.
 
     The writer's transport gets a high-water mark of 0, so ``drain()`` waits until its
     buffer is empty: that is what makes ``write()`` mean "handed to the kernel" and keeps

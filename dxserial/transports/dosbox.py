@@ -68,7 +68,7 @@ from typing import NamedTuple, TypeAlias
 from dxserial.errors import ConfigError, PortError
 from dxserial.transports.base import open_connection, os_reason, start_server
 from dxserial.transports.schemes import SCHEMES as ALL_SCHEMES
-from dxserial.transports.serial import SerialLink, SerialSettings
+from dxserial.transports.serial import SerialPort, SerialSettings
 from dxserial.transports.tcp import Endpoint, format_address, parse_endpoint, tune_socket
 
 log = logging.getLogger("dxserial.transports.dosbox")
@@ -244,7 +244,7 @@ def parse_dosbox_url(url: str) -> DosboxTarget:
 # ---------------------------------------------------------------------- the link
 
 
-class DosboxLink(SerialLink):
+class DosboxPort(SerialPort):
     """A connection to DOSBox's nullmodem, read and written like a serial port.
 
     ``read()`` returns data bytes only; line states from DOSBox update :attr:`peer_lines`
@@ -364,7 +364,7 @@ async def open_dosbox(
     *,
     on_listening: Callable[[Endpoint], None] | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
-) -> DosboxLink:
+) -> DosboxPort:
     """Open a ``dosbox://`` or ``dosbox-listen://`` URL (see the module docstring).
 
     ``settings`` matter only for ``dtr``/``rts`` (DOSBox ignores line speeds on its TCP
@@ -384,7 +384,7 @@ async def open_dosbox(
         peer = format_address(str(peername[0]), int(peername[1]))
     else:
         peer = str(peername)
-    link = DosboxLink(url, settings, reader, writer, transparent=target.transparent, peer=peer)
+    link = DosboxPort(url, settings, reader, writer, transparent=target.transparent, peer=peer)
     try:
         await link.start()
     except BaseException:
@@ -472,7 +472,7 @@ __all__ = [
     "ESCAPE",
     "RTS_BIT",
     "Decoder",
-    "DosboxLink",
+    "DosboxPort",
     "DosboxTarget",
     "LineState",
     "decode",

@@ -16,7 +16,7 @@ Three forms, told apart by their prefix:
   handshake or NUL frames, as chosen with ``link``.
 
 TCP endpoints always carry NUL-terminated frames.  Every endpoint hands out a
-:class:`~dxserial.transports.base.ByteLink` and a fresh layer-1 link for it, which is all
+:class:`~dxserial.transports.base.Port` and a fresh layer-1 link for it, which is all
 :class:`~dxserial.transports.linkdriver.LinkDriver` needs.
 """
 
@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 
 from dxserial.errors import ConfigError, PortError
 from dxserial.protocol.links import Layer1Link, LinkKind, NulModemSettings, make_link
-from dxserial.transports.base import ByteLink
+from dxserial.transports.base import Port
 from dxserial.transports.openers import open_serial
 from dxserial.transports.schemes import lookup, split_scheme
 from dxserial.transports.serial import SerialSettings
 from dxserial.transports.tcp import (
     DXP_PORT,
     Endpoint,
-    TcpLink,
+    TcpPort,
     parse_endpoint,
     tcp_connect,
     tcp_listen,
@@ -113,10 +113,10 @@ class EngineEndpoint:
         self.spec = spec
         self.options = options or LinkOptions()
         self._server: asyncio.Server | None = None
-        self._clients: asyncio.Queue[tuple[TcpLink, asyncio.Event]] = asyncio.Queue()
+        self._clients: asyncio.Queue[tuple[TcpPort, asyncio.Event]] = asyncio.Queue()
         self._released: dict[int, asyncio.Event] = {}
         self._busy = False
-        self._early: ByteLink | None = None
+        self._early: Port | None = None
         self.listen_address: Endpoint | None = None
 
     @property
@@ -157,7 +157,7 @@ class EngineEndpoint:
         if self.spec.kind is EndpointKind.SERIAL and self._early is None:
             self._early = await open_serial(self.spec.port, self.options.serial)
 
-    async def open(self, timeout: float | None = None) -> ByteLink:
+    async def open(self, timeout: float | None = None) -> Port:
         """The next peer: open the port, connect, or wait for a client (up to ``timeout``)."""
         kind = self.spec.kind
         if self._early is not None:
@@ -178,7 +178,7 @@ class EngineEndpoint:
         log.info("engine connected from %s", link.peer)
         return link
 
-    async def _connect(self, timeout: float) -> TcpLink:
+    async def _connect(self, timeout: float) -> TcpPort:
         assert self.spec.address is not None
         host, port = self.spec.address
         loop = asyncio.get_running_loop()
@@ -196,7 +196,7 @@ class EngineEndpoint:
         (a process's exit status and last log lines), or "" (nothing more to say)."""
         return ""
 
-    async def release(self, port: ByteLink) -> None:
+    async def release(self, port: Port) -> None:
         """Close ``port``; a ``listen://`` endpoint then takes the next client."""
         with contextlib.suppress(Exception):
             await port.close()
@@ -221,7 +221,7 @@ class EngineEndpoint:
             with contextlib.suppress(Exception):
                 await link.close()
 
-    async def _on_client(self, link: TcpLink) -> None:
+    async def _on_client(self, link: TcpPort) -> None:
         if self._busy:
             log.warning("turned away %s: an engine is already connected here", link.peer)
             return  # tcp_listen closes it

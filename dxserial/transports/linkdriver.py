@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dxserial.errors import DxSerialError, PortError
 from dxserial.protocol.links import Layer1Link
 from dxserial.protocol.nulmodem import LinkEvent
-from dxserial.transports.base import ByteLink, PushLink
+from dxserial.transports.base import Port, PushPort
 
 log = logging.getLogger("dxserial.link")
 
@@ -75,7 +75,7 @@ class LinkDriver:
         self.name = name
         self.high_water = high_water
         self._on_event = on_event
-        self._port: ByteLink | None = None
+        self._port: Port | None = None
         self._backlog: bytes | None = None  # handed out by the link, not yet written
         self._wakeup = asyncio.Event()
         self._room = asyncio.Event()
@@ -89,7 +89,7 @@ class LinkDriver:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
-    def port(self) -> ByteLink | None:
+    def port(self) -> Port | None:
         return self._port
 
     def now(self) -> float:
@@ -98,7 +98,7 @@ class LinkDriver:
             loop = self._loop = asyncio.get_running_loop()
         return loop.time()
 
-    def attach(self, port: ByteLink) -> None:
+    def attach(self, port: Port) -> None:
         """Start using ``port``; after a previous port, unconfirmed output is sent again."""
         if self._attached_before:
             self._backlog = None  # the link's reset() takes it back
@@ -110,7 +110,7 @@ class LinkDriver:
             self._writer = asyncio.create_task(self._write_loop(), name=f"{self.name}-writer")
         self.service()
 
-    def detach(self) -> ByteLink | None:
+    def detach(self) -> Port | None:
         """Stop using the current port (it was lost or replaced); returns it for closing."""
         port, self._port = self._port, None
         if self._timer is not None:
@@ -133,16 +133,16 @@ class LinkDriver:
         await self._room.wait()
 
     async def read_until_lost(
-        self, port: ByteLink, gate: LinkDriver | None = None
+        self, port: Port, gate: LinkDriver | None = None
     ) -> DxSerialError | None:
         """Feed everything read from ``port`` to the link; return why reading stopped.
 
         ``gate`` is the driver whose queue these messages feed: while it is full, reading
         pauses (backpressure).  ``None`` means a clean end of file (a TCP peer that closed).
-        Where the port can push (:meth:`~dxserial.transports.base.StreamLink.start_push`),
+        Where the port can push (:meth:`~dxserial.transports.base.StreamPort.start_push`),
         each chunk is handled in the transport's own callback, with no task switch.
         """
-        if isinstance(port, PushLink):
+        if isinstance(port, PushPort):
             loop = asyncio.get_running_loop()
             ended: asyncio.Future[DxSerialError | None] = loop.create_future()
 
@@ -223,7 +223,7 @@ class LinkDriver:
                 for _, on_room in list(self._watchers):
                     on_room()
 
-    def _write_now(self, port: ByteLink) -> None:
+    def _write_now(self, port: Port) -> None:
         link = self.link
         while True:
             data = link.data_to_send()

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 from typing import cast
 
 from dxserial.transports.schemes import DEVICE_OPENER, lookup
-from dxserial.transports.serial import SerialLink, SerialSettings
+from dxserial.transports.serial import SerialPort, SerialSettings
 
-Opener = Callable[[str, SerialSettings], Awaitable[SerialLink]]
+Opener = Callable[[str, SerialSettings], Awaitable[SerialPort]]
 
 
 def opener(path: str) -> Opener:
@@ -22,7 +22,7 @@ def opener(path: str) -> Opener:
     return cast(Opener, getattr(importlib.import_module(module), name))
 
 
-async def open_serial(port: str, settings: SerialSettings | None = None) -> SerialLink:
+async def open_serial(port: str, settings: SerialSettings | None = None) -> SerialPort:
     """Open ``port`` with ``settings`` (default 9600 8N1) and return a link on it.
 
     Raises :class:`~dxserial.errors.ConfigError` for a port name that cannot work here

@@ -1,5 +1,5 @@
 """``rfc2217://HOST:PORT``: a serial port on another machine, exported by ser2net (or any
-RFC 2217 server), as a :class:`~dxserial.transports.serial.SerialLink`.
+RFC 2217 server), as a :class:`~dxserial.transports.serial.SerialPort`.
 
 pyserial's RFC 2217 client does the telnet and COM-PORT-OPTION work (line speed, modem
 lines) but has no file descriptor the event loop could watch: it reads the socket in a
@@ -25,7 +25,7 @@ import serial.rfc2217
 
 from dxserial.errors import ConfigError, PortError
 from dxserial.transports.base import PushReader
-from dxserial.transports.serial import SerialLink, SerialSettings
+from dxserial.transports.serial import SerialPort, SerialSettings
 
 __all__ = ["open_rfc2217"]
 
@@ -224,7 +224,7 @@ def _open_blocking(url: str, baudrate: int, bytesize: int, parity: str, stopbits
     return ser
 
 
-async def open_rfc2217(url: str, settings: SerialSettings) -> SerialLink:
+async def open_rfc2217(url: str, settings: SerialSettings) -> SerialPort:
     """Open ``url`` with ``settings`` (speed and framing are sent to the server)."""
     _check_url(url)
     loop = asyncio.get_running_loop()
@@ -240,6 +240,6 @@ async def open_rfc2217(url: str, settings: SerialSettings) -> SerialLink:
     protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
     transport = _ThreadTransport(loop, protocol, ser)
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    link = SerialLink(url, settings, reader, writer, ser)
+    link = SerialPort(url, settings, reader, writer, ser)
     log.debug("opened %s (RFC 2217) %s", url, settings)
     return link

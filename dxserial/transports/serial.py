@@ -36,7 +36,7 @@ import serial
 from serial_asyncio_fast import SerialTransport
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import PushReader, StreamLink, os_reason
+from dxserial.transports.base import PushReader, StreamPort, os_reason
 from dxserial.transports.permissions import permission_denied
 from dxserial.transports.schemes import split_scheme
 from dxserial.transports.tcp import tune_socket
@@ -99,8 +99,8 @@ class SerialSettings:
         return f"{self.baudrate} {self.bytesize}{self.parity}{stop}{flow}"
 
 
-class SerialLink(StreamLink):
-    """An open serial port (or DOSBox socket) as a :class:`~dxserial.transports.base.ByteLink`.
+class SerialPort(StreamPort):
+    """An open serial port (or DOSBox socket) as a :class:`~dxserial.transports.base.Port`.
 
     A serial line has no end-of-file: when the port vanishes, ``read()`` raises
     :class:`~dxserial.errors.PortError` (after :meth:`close` it returns ``b""``).
@@ -248,18 +248,18 @@ def port_error(port: str, exc: BaseException) -> PortError:
     return _with_errno(PortError(text), exc)
 
 
-async def open_device(port: str, settings: SerialSettings) -> SerialLink:
+async def open_device(port: str, settings: SerialSettings) -> SerialPort:
     """Open the device path ``port`` (a tty, a pty, ``/dev/serial/by-id/...``)."""
     return await _open_device(port, port, settings)
 
 
-async def open_hwgrep(port: str, settings: SerialSettings) -> SerialLink:
+async def open_hwgrep(port: str, settings: SerialSettings) -> SerialPort:
     """Open the first serial port ``hwgrep://REGEX`` matches."""
     device = await asyncio.to_thread(_resolve_hwgrep, port)
     return await _open_device(port, device, settings)
 
 
-async def open_socket(port: str, settings: SerialSettings) -> SerialLink:
+async def open_socket(port: str, settings: SerialSettings) -> SerialPort:
     """Open ``socket://HOST:PORT`` (DOSBox's nullmodem with ``transparent:1``)."""
     return await _open_socket(port, split_scheme(port)[1], settings)
 
@@ -348,7 +348,7 @@ def _modem_call(ser: Any, port: str, what: str, call: Any) -> None:
             raise PortError(f"serial port {port}: cannot set {what}: {os_reason(exc)}") from None
 
 
-async def _open_device(port: str, device: str, settings: SerialSettings) -> SerialLink:
+async def _open_device(port: str, device: str, settings: SerialSettings) -> SerialPort:
     loop = asyncio.get_running_loop()
     future = loop.run_in_executor(None, _open_blocking, port, device, settings)
     try:
@@ -361,7 +361,7 @@ async def _open_device(port: str, device: str, settings: SerialSettings) -> Seri
     protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
     transport = _SerialTransport(loop, protocol, ser)
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    link = SerialLink(port, settings, reader, writer, ser)
+    link = SerialPort(port, settings, reader, writer, ser)
     await asyncio.sleep(0)  # let connection_made and the fd reader be installed
     log.debug("opened %s (%s) %s", port, device, settings)
     return link
@@ -372,7 +372,7 @@ def _close_if_opened(future: asyncio.Future[Any]) -> None:
         future.result().close()
 
 
-async def _open_socket(url: str, rest: str, settings: SerialSettings) -> SerialLink:
+async def _open_socket(url: str, rest: str, settings: SerialSettings) -> SerialPort:
     parsed = urllib.parse.urlsplit(f"socket://{rest}")
     try:
         host, tcp_port = parsed.hostname, parsed.port
@@ -394,7 +394,7 @@ async def _open_socket(url: str, rest: str, settings: SerialSettings) -> SerialL
         raise PortError(f"cannot open {url}: {os_reason(exc)}") from None
     tune_socket(transport.get_extra_info("socket"))
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    return SerialLink(url, settings, reader, writer, None)
+    return SerialPort(url, settings, reader, writer, None)
 
 
 def _with_errno(error: PortError, cause: BaseException) -> PortError:

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import StreamLink, open_connection, os_reason, start_server
+from dxserial.transports.base import StreamPort, open_connection, os_reason, start_server
 
 log = logging.getLogger("dxserial.transports.tcp")
 
@@ -107,7 +107,7 @@ def tune_socket(sock: Any) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, option, value)
 
 
-class TcpLink(StreamLink):
+class TcpPort(StreamPort):
     """One TCP connection.  ``read()`` returns ``b""`` when the peer closes cleanly.
 
     ``peer`` is the other end's ``host:port`` for log lines.  Build one from streams with
@@ -127,7 +127,7 @@ class TcpLink(StreamLink):
         super().__init__(f"tcp {self.peer}", reader, writer)
 
     @classmethod
-    def from_streams(cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> TcpLink:
+    def from_streams(cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> TcpPort:
         """Wrap a connected stream pair, setting TCP_NODELAY and keep-alive."""
         tune_socket(writer.get_extra_info("socket"))
         return cls(reader, writer)
@@ -141,7 +141,7 @@ class TcpLink(StreamLink):
         return PortError(f"TCP peer {self.peer}: {os_reason(exc)}")
 
 
-async def tcp_connect(host: str, port: int, *, timeout: float = 10.0) -> TcpLink:
+async def tcp_connect(host: str, port: int, *, timeout: float = 10.0) -> TcpPort:
     """Connect to a DXP peer; :class:`~dxserial.errors.PortError` (one line) if it fails."""
     where = format_address(host, port)
     try:
@@ -159,11 +159,11 @@ async def tcp_connect(host: str, port: int, *, timeout: float = 10.0) -> TcpLink
         raise PortError(f"cannot connect to {where}: unknown host ({exc.strerror})") from None
     except OSError as exc:
         raise PortError(f"cannot connect to {where}: {os_reason(exc)}") from None
-    return TcpLink.from_streams(reader, writer)
+    return TcpPort.from_streams(reader, writer)
 
 
 async def tcp_listen(
-    host: str, port: int, on_client: Callable[[TcpLink], Awaitable[None]]
+    host: str, port: int, on_client: Callable[[TcpPort], Awaitable[None]]
 ) -> asyncio.Server:
     """Accept DXP clients on ``host:port``; ``on_client(link)`` serves each one.
 
@@ -173,7 +173,7 @@ async def tcp_listen(
     where = format_address(host, port)
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        link = TcpLink.from_streams(reader, writer)
+        link = TcpPort.from_streams(reader, writer)
         try:
             await on_client(link)
         except asyncio.CancelledError:

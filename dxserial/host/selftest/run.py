@@ -23,8 +23,8 @@ from dxserial.host.selftest.checks import (
     build_patterns,
     compare,
 )
-from dxserial.transports.base import ByteLink, os_reason
-from dxserial.transports.dosbox import DosboxLink
+from dxserial.transports.base import Port, os_reason
+from dxserial.transports.dosbox import DosboxPort
 from dxserial.transports.openers import open_serial
 from dxserial.transports.serial import SerialSettings
 
@@ -36,7 +36,7 @@ log = logging.getLogger("dxserial.host.selftest")
 class _Inbox:
     """Everything a link delivers, with the arrival time of each chunk."""
 
-    def __init__(self, link: ByteLink) -> None:
+    def __init__(self, link: Port) -> None:
         self.link = link
         self.data = bytearray()
         self.dropped = 0
@@ -106,7 +106,7 @@ class _Stalled(Exception):
     """A write did not complete in time (flow control holding it, or a wedged driver)."""
 
 
-async def _write(link: ByteLink, data: bytes, seconds: float) -> None:
+async def _write(link: Port, data: bytes, seconds: float) -> None:
     try:
         await asyncio.wait_for(link.write(data), seconds)
     except TimeoutError:
@@ -116,7 +116,7 @@ async def _write(link: ByteLink, data: bytes, seconds: float) -> None:
         ) from None
 
 
-async def _echo(link: ByteLink, counter: list[int]) -> None:
+async def _echo(link: Port, counter: list[int]) -> None:
     """PORT2 in peer mode: send every byte straight back, counting what arrived."""
     while True:
         chunk = await link.read()
@@ -126,15 +126,15 @@ async def _echo(link: ByteLink, counter: list[int]) -> None:
         await link.write(chunk)
 
 
-def modem_lines(link: ByteLink) -> Lines:
+def modem_lines(link: Port) -> Lines:
     """CTS/DSR/RI/CD where the port has them; otherwise why not."""
-    if isinstance(link, DosboxLink):
+    if isinstance(link, DosboxPort):
         if link.transparent:
             return "not available (DOSBox transparent mode carries no line states)"
         if link.peer_lines is None:
             return "not reported by DOSBox"
         return {"cts": link.peer_lines.rts, "dsr": link.peer_lines.dtr}
-    # SerialLink keeps its pyserial port private; reading four status bits is harmless.
+    # SerialPort keeps its pyserial port private; reading four status bits is harmless.
     ser = getattr(link, "_serial", None)
     if ser is None:
         return "not available (a socket has no modem lines)"
@@ -178,7 +178,7 @@ async def run_selftest(
     loop = asyncio.get_running_loop()
     started = loop.time()
     link = await open_serial(port, settings)
-    other: ByteLink | None = None
+    other: Port | None = None
     tasks: list[asyncio.Task[None]] = []
     try:
         if peer is not None:
@@ -220,7 +220,7 @@ async def run_selftest(
 
 
 async def _exercise(
-    report: SelftestReport, link: ByteLink, inbox: _Inbox, options: SelftestOptions
+    report: SelftestReport, link: Port, inbox: _Inbox, options: SelftestOptions
 ) -> None:
     loop = asyncio.get_running_loop()
     ct = report.char_time
