@@ -17,8 +17,9 @@ import sys
 
 import dxserial.bridge.core as core
 from dxserial.bridge.judge import Side, other
-from dxserial.bridge.relay import Action, Relay, Send
+from dxserial.bridge.relay import Relay
 from dxserial.cli import main as cli_main
+from dxserial.drive.actions import Action, Send
 
 
 class _ForwardOnly(Relay):

@@ -10,7 +10,8 @@ from collections import deque
 import pytest
 
 from dxserial.bridge.judge import SERIAL, TCP, Side
-from dxserial.bridge.relay import Log, News, Relay, RelaySettings, Send, Trace, WriteRecord
+from dxserial.bridge.relay import Relay, RelaySettings
+from dxserial.drive.actions import Log, News, Send, Trace, WriteRecord
 from dxserial.engine.player import Note, Player, PlayerConfig
 from dxserial.game.record import GameRecord
 from dxserial.programs.live import LiveView

@@ -15,20 +15,10 @@ from typing import Any
 import pytest
 
 from dxserial.bridge.judge import SERIAL, TCP, Side
-from dxserial.bridge.relay import (
-    Action,
-    Forget,
-    Log,
-    News,
-    Observed,
-    Relay,
-    RelaySettings,
-    Send,
-    Trace,
-    WriteRecord,
-)
+from dxserial.bridge.relay import Relay, RelaySettings
 from dxserial.draughts import Position
 from dxserial.draughts.notation import parse_pdn_move
+from dxserial.drive.actions import Action, Forget, Log, News, Observed, Send, Trace, WriteRecord
 from dxserial.errors import FramingError
 from dxserial.game.news import GameClosed, GameNews, GameOpened, MoveMade, TakenBack
 from dxserial.game.record import GameRecord

@@ -16,25 +16,24 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from dxserial.bridge.files import FileWriter
 from dxserial.bridge.flood import FloodGuard
 from dxserial.bridge.judge import SERIAL, TCP, Side
 from dxserial.bridge.policy import console_blocked_by_default
-from dxserial.bridge.relay import (
+from dxserial.bridge.relay import Relay, RelaySettings
+from dxserial.bridge.settings import BridgeConfig
+from dxserial.drive.actions import (
     Action,
     Forget,
     Log,
     News,
     Observed,
-    Relay,
-    RelaySettings,
     Send,
     Trace,
     WriteRecord,
 )
-from dxserial.bridge.settings import BridgeConfig
 from dxserial.errors import DxSerialError, FramingError
 from dxserial.game.record import GameRecord
 from dxserial.game.trace import TraceWriter
@@ -149,18 +148,17 @@ class Bridge:
     def _apply(self, actions: list[Action]) -> None:
         for action in actions:  # the most frequent first
             if isinstance(action, Send):
+                side = cast(Side, action.side)
                 try:
-                    self._drivers[action.side].send(action.raw)
+                    self._drivers[side].send(action.raw)
                 except FramingError as exc:
-                    self._apply(
-                        self.relay.undelivered(action.side, [action.raw], str(exc), self._now())
-                    )
+                    self._apply(self.relay.undelivered(side, [action.raw], str(exc), self._now()))
             elif isinstance(action, Log):
                 self._log(action.level, action.text, action.kind)
             elif isinstance(action, Trace):
                 self._files.trace(action.fields)
             elif isinstance(action, Forget):
-                self._drivers[action.side].link.clear()
+                self._drivers[cast(Side, action.side)].link.clear()
             elif isinstance(action, WriteRecord):
                 self._files.record(action.record)
             elif isinstance(action, Observed) and self._observer is not None:

@@ -59,9 +59,17 @@ from dxserial.bridge.judge import (
     Side,
     other,
 )
+from dxserial.drive.actions import (
+    Action,
+    Forget,
+    Log,
+    News,
+    Observed,
+    Send,
+    Trace,
+    WriteRecord,
+)
 from dxserial.errors import FramingError, MessageError
-from dxserial.game.news import GameNews
-from dxserial.game.record import GameRecord
 from dxserial.protocol.dialects import (
     BRIDGE_GAMEEND_TIMEOUT,
     GAMEEND_NOT_AWAITED,
@@ -102,64 +110,6 @@ def direction(sender: Side) -> str:
     return _DIRECTIONS[sender]
 
 
-# --------------------------------------------------------------------------- actions
-
-
-@dataclass(frozen=True)
-class Send:
-    """Hand ``raw`` to ``side``'s layer-1 link (the forward itself)."""
-
-    side: Side
-    raw: bytes
-
-
-@dataclass(frozen=True)
-class Forget:
-    """Empty ``side``'s link: what waits there was for an engine that is gone."""
-
-    side: Side
-
-
-@dataclass(frozen=True)
-class Log:
-    """One log line; ``kind`` groups repeats for the flood guard."""
-
-    level: int
-    text: str
-    kind: str | None = None
-
-
-@dataclass(frozen=True)
-class Trace:
-    """One trace record (the writer adds the time)."""
-
-    fields: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class WriteRecord:
-    """A finished game, to be written as PDN."""
-
-    record: GameRecord
-
-
-@dataclass(frozen=True)
-class Observed:
-    """A message on its way (for a live display such as ``dxserial demo``)."""
-
-    direction: str
-    message: Message
-
-
-@dataclass(frozen=True)
-class News:
-    """What the referee made of the game so far (started, a move, ended), for a live view;
-    only with ``RelaySettings.news``."""
-
-    news: GameNews
-
-
-Action = Send | Forget | Log | Trace | WriteRecord | Observed | News
 
 
 # --------------------------------------------------------------------------- settings
@@ -1106,17 +1056,4 @@ class Relay:
         return out
 
 
-__all__ = [
-    "REPEAT_WINDOW",
-    "Action",
-    "Forget",
-    "Log",
-    "News",
-    "Observed",
-    "Relay",
-    "RelaySettings",
-    "Send",
-    "Trace",
-    "WriteRecord",
-    "direction",
-]
+__all__ = ["REPEAT_WINDOW", "Relay", "RelaySettings", "direction"]

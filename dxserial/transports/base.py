@@ -1,4 +1,4 @@
-"""What the bridge needs from any port (a byte pipe: serial line, socket, DOSBox), and one implementation on asyncio streams.
+"""What the bridge needs from any port (a byte pipe), and one implementation on asyncio streams.
 
 The bridge does not care whether bytes come from a serial port, a DOSBox socket or a TCP
 peer: it reads chunks, writes whole framed messages and closes.  Serial and TCP links share

@@ -1,0 +1,1 @@
+"""Programs as sans-I/O machines, and the one asyncio driver that runs them (docs/driver.md)."""
