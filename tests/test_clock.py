@@ -75,19 +75,18 @@ def test_bad_settings_are_one_clear_line(values: dict[str, object], message: str
 
 
 def test_the_match_starts_a_clock_where_the_link_delivered_the_move() -> None:
-    from dxserial.programs.match import _clock_from_delivery
-    from dxserial.programs.match_links import EngineSide
-    from dxserial.transports.endpoints import EngineEndpoint, parse_engine_endpoint
+    from dxserial.programs.conductor_engine import Engine
+    from dxserial.programs.conductor_rules import clock_from_delivery
 
-    side = EngineSide("B", EngineEndpoint(parse_engine_endpoint("tcp://127.0.0.1:1")))
+    side = Engine("B")
     clock = GameClock(TimeControl(10.0))
     clock.start(Z, 100.0)  # the MOVE was sent at 100.0
     side.delivered = (b"M0000322800", 99.0)  # an older delivery of the same bytes
-    _clock_from_delivery(clock, side, Z, b"M0000322800")
+    clock_from_delivery(clock, side, Z, b"M0000322800")
     assert clock.since == 100.0
     side.delivered = (b"Cchat", 100.2)  # something else delivered
-    _clock_from_delivery(clock, side, Z, b"M0000322800")
+    clock_from_delivery(clock, side, Z, b"M0000322800")
     assert clock.since == 100.0
     side.delivered = (b"M0000322800", 100.13)  # the echo of its end byte came back
-    _clock_from_delivery(clock, side, Z, b"M0000322800")
+    clock_from_delivery(clock, side, Z, b"M0000322800")
     assert clock.since == 100.13 and clock.flag_at() == pytest.approx(110.13)

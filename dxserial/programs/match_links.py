@@ -1,30 +1,20 @@
-"""The engines' connections in a match: each side's link, its generations, its messages.
+"""The engines' connections in a match: each side's link, its generations, what it reports.
 
-A :class:`EngineSide` is one engine and, while connected, its link and dialogue; the
-:class:`EngineLinks` of a match open them, queue what they report (each connection has a
-generation, so a late report of an old one is dropped), send with the dialogue checked,
-and take in each message (CHAT logged, BACKREQ declined, anything out of turn dropped).
+A :class:`EngineSide` is one engine (its :class:`~dxserial.programs.conductor_engine.Engine`
+state) and, while connected, its link; the :class:`EngineLinks` of a match open them and
+queue what they report (each connection has a generation, so a late report of an old one is
+dropped) for the match to feed its :class:`~dxserial.programs.conductor.GameConductor`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dxserial.errors import DialogueError, DuplicateMessageError, DxSerialError, MessageError
-from dxserial.programs.standings import Progress
-from dxserial.protocol.messages import (
-    BackAccept,
-    BackCode,
-    BackRequest,
-    Chat,
-    Message,
-    escape,
-    parse,
-)
+from dxserial.programs.conductor_engine import Engine, Lost
+from dxserial.protocol.messages import escape
 from dxserial.protocol.nulmodem import (
     LinkDown,
     LinkEvent,
@@ -32,19 +22,18 @@ from dxserial.protocol.nulmodem import (
     MessageDelivered,
     MessageReceived,
 )
-from dxserial.protocol.session import Phase, Role, Session
-from dxserial.protocol.tolerance import Habits, late_answer, leaving_answers
 from dxserial.transports.base import Port
 from dxserial.transports.endpoints import EngineEndpoint
 from dxserial.transports.linkdriver import LinkDriver
 
 __all__ = [
+    "Delivered",
     "EngineLinks",
     "EngineSide",
     "Interrupted",
     "Item",
-    "Lost",
     "Payload",
+    "Received",
     "close_side",
     "idle_sink",
 ]
@@ -53,17 +42,19 @@ log = logging.getLogger("dxserial.programs.match")
 
 
 @dataclass(frozen=True)
-class Lost:
-    reason: str
+class Received:
+    raw: bytes
 
 
 @dataclass(frozen=True)
-class Invalid:
+class Delivered:
+    """The link confirmed the engine got ``raw`` at ``at``."""
+
     raw: bytes
-    error: str
+    at: float
 
 
-Payload = Message | Lost | Invalid
+Payload = Received | Delivered | Lost
 
 
 @dataclass(frozen=True)
@@ -78,46 +69,20 @@ class Interrupted(Exception):
 
 
 @dataclass(eq=False)
-class EngineSide:
-    """One follower engine: its endpoint, and while connected, its link and dialogue.
+class EngineSide(Engine):
+    """One follower engine: its endpoint, and while connected, its link.
 
     A side outlives a :class:`~dxserial.programs.match.Match` when a tournament hands it
     from one pairing to the next: what its connection reports goes to ``sink``, which each
     match sets to its own.
     """
 
-    label: str
-    endpoint: EngineEndpoint
-    name: str = ""
-    driver: LinkDriver | None = None
-    port: Port | None = None
-    reader: asyncio.Task[None] | None = None
-    session: Session = field(default_factory=lambda: Session(Role.INITIATOR))
-    generation: int = 0
-    failure: str | None = None  # failed during a game (it loses that game)
-    gone: str | None = None  # left between games or after the last one
-    sink: Callable[[EngineSide, int, Payload], None] | None = None
-    #: The engine may still be in a game of a director that crashed (``--resume``): the
-    #: next connection first closes it (see :meth:`~dxserial.programs.match.Match.close_stale`).
-    stale: bool = False
-    #: The last message the link confirmed delivered to the engine, and when (the clock's
-    #: start: NULMODEM's end-byte echo came back, or TCP wrote it).
-    delivered: tuple[bytes, float] | None = None
-    #: Its dialects, named once (see :mod:`dxserial.protocol.tolerance`).
-    habits: Habits = field(default_factory=lambda: Habits("engine"))
-    late_answer: bool = False  # its silence was taken as the GAMEEND answer
-
-    @property
-    def usable(self) -> bool:
-        return self.driver is not None and self.failure is None and self.gone is None
-
-    @property
-    def title(self) -> str:
-        return f"{self.name} ({self.label})" if self.name else self.label
-
-    @property
-    def connected(self) -> bool:
-        return self.driver is not None
+    endpoint: EngineEndpoint = field(kw_only=True)
+    driver: LinkDriver | None = field(default=None, kw_only=True)
+    port: Port | None = field(default=None, kw_only=True)
+    reader: asyncio.Task[None] | None = field(default=None, kw_only=True)
+    generation: int = field(default=0, kw_only=True)
+    sink: Callable[[EngineSide, int, Payload], None] | None = field(default=None, kw_only=True)
 
 
 async def _drain(driver: LinkDriver, timeout: float = 5.0) -> None:
@@ -132,6 +97,7 @@ async def close_side(side: EngineSide) -> None:
     """Close the engine's connection (its endpoint stays ready for the next one)."""
     driver, port, reader = side.driver, side.port, side.reader
     side.driver = side.port = side.reader = None
+    side.connected = False
     if reader is not None:
         reader.cancel()
         await asyncio.gather(reader, return_exceptions=True)
@@ -148,8 +114,8 @@ def idle_sink(side: EngineSide, generation: int, payload: Payload) -> None:
         return
     if isinstance(payload, Lost):
         side.gone = payload.reason
-    else:
-        log.info("engine %s between games: %s (dropped)", side.label, payload)
+    elif isinstance(payload, Received):
+        log.info("engine %s between games: %s (dropped)", side.label, escape(payload.raw))
 
 
 async def _read(driver: LinkDriver, port: Port, post: Callable[[Payload], None]) -> None:
@@ -157,25 +123,16 @@ async def _read(driver: LinkDriver, port: Port, post: Callable[[Payload], None])
     post(Lost(str(why) if why else "the engine closed the connection"))
 
 
-def _parse(raw: bytes) -> Message | Invalid:
-    try:
-        return parse(raw, strict=False)
-    except MessageError as exc:
-        return Invalid(raw, str(exc))
-
-
 class EngineLinks:
     """Both engines' reports in one queue, in order; the match waits on :meth:`next`."""
 
-    def __init__(self, progress: Progress, *, log_messages: bool = False) -> None:
-        self.progress = progress
+    def __init__(self) -> None:
         self._queue: asyncio.Queue[Item] = asyncio.Queue()
-        self._msg_level = logging.INFO if log_messages else logging.DEBUG
-        self.held: deque[Item] = deque()  # read early (a move right after GAMEACC)
         self._stopping = asyncio.Event()
 
     def stop(self) -> None:
-        """Ask the match to stop: a wait in :meth:`next` or :meth:`connect` ends."""
+        """Ask the match to stop: :meth:`next` returns an item without a side, a wait in
+        :meth:`connect` ends."""
         self._stopping.set()
         self._queue.put_nowait(Item(None, 0, None))
 
@@ -202,16 +159,17 @@ class EngineLinks:
 
         def on_event(event: LinkEvent) -> None:
             if isinstance(event, MessageDelivered):
-                side.delivered = (event.raw, loop.time())
+                post(Delivered(event.raw, loop.time()))
             elif isinstance(event, MessageReceived):
-                post(_parse(event.raw))
+                post(Received(event.raw))
             elif isinstance(event, LinkDown):
                 post(Lost(f"the engine stopped answering: {event.error}"))
             elif isinstance(event, LinkProblem):
                 log.log(event.level, "engine %s line: %s", side.label, event.error)
 
         driver = LinkDriver(side.endpoint.make_link(), on_event, name=f"engine-{side.label}")
-        side.driver, side.port, side.session = driver, port, Session(Role.INITIATOR)
+        side.driver, side.port = driver, port
+        side.joined()
         driver.attach(port)
         side.reader = asyncio.create_task(_read(driver, port, post))
         log.info("engine %s connected: %s", side.label, side.endpoint.describe())
@@ -219,29 +177,13 @@ class EngineLinks:
     def post(self, side: EngineSide, generation: int, payload: Payload) -> None:
         self._queue.put_nowait(Item(side, generation, payload))
 
-    def fail(self, side: EngineSide, reason: str) -> None:
-        if side.failure is None:
-            side.failure = reason
-            self.progress.line(f"engine {side.title} failed: {reason}")
-
-    def send(self, side: EngineSide, msg: Message) -> None:
-        """Send to one engine; its dialogue is checked first (a violation is our bug)."""
-        if not side.usable:
-            return
-        assert side.driver is not None
-        side.session.send(msg)
-        log.log(self._msg_level, "-> %s: %s (%s)", side.label, escape(msg.wire), msg.NAME)
-        try:
-            side.driver.send(msg.wire)
-        except DxSerialError as exc:
-            self.fail(side, f"cannot send to it: {exc}")
-
-    async def next(self, deadline: float) -> Item | None:
-        """The next current item from either engine, or None at ``deadline``."""
+    async def next(self, deadline: float | None) -> Item | None:
+        """The next current item from either engine (one without a side: stop), or None
+        at ``deadline``."""
         loop = asyncio.get_running_loop()
         while True:
-            if self.held:
-                item = self.held.popleft()
+            if deadline is None:
+                item = await self._queue.get()
             else:
                 left = deadline - loop.time()
                 if left <= 0:
@@ -251,55 +193,6 @@ class EngineLinks:
                 except TimeoutError:
                     return None
             if item.side is None:
-                raise Interrupted
+                return item
             if item.generation == item.side.generation and item.side.driver is not None:
                 return item
-
-    def intake(self, side: EngineSide, payload: Payload | None) -> Message | None:
-        """Check one message from ``side`` against its dialogue; None if nothing to act on.
-
-        CHAT is logged, BACKREQ answered with K1, anything invalid or out of turn logged and
-        dropped (a strict referee relays nothing of it).  A lost link fails the engine.
-        """
-        if isinstance(payload, Lost):
-            if side.session.phase in (Phase.IDLE, Phase.STOPPED) or leaving_answers(side.session):
-                # Between games or after the last one: leaving is no failure (yet).
-                log.info("engine %s left: %s", side.label, payload.reason)
-                side.gone = payload.reason
-            else:
-                self.fail(side, f"link lost: {payload.reason}")
-            return None
-        if isinstance(payload, Invalid):
-            log.warning(
-                "engine %s sent an invalid message '%s' (dropped): %s",
-                side.label,
-                escape(payload.raw),
-                payload.error,
-            )
-            return None
-        if payload is None:
-            return None
-        msg = payload
-        log.log(self._msg_level, "<- %s: %s (%s)", side.label, escape(msg.wire), msg.NAME)
-        if isinstance(msg, Chat):
-            log.info("chat from engine %s: %s", side.label, msg.text)
-            return None
-        if side.late_answer:
-            side.late_answer = False
-            if late_answer(side.session, msg):
-                log.info("engine %s: its late GAMEEND answer swallowed", side.label)
-                return None
-        try:
-            for note in side.habits.notes(side.session.receive(msg)):
-                log.info("engine %s: %s", side.label, note)
-        except DuplicateMessageError as exc:
-            log.warning("engine %s: %s (dropped)", side.label, exc)
-            return None
-        except DialogueError as exc:
-            log.warning("engine %s: %s (not relayed)", side.label, exc)
-            return None
-        if isinstance(msg, BackRequest):
-            log.info("engine %s asked for a take-back: declined (K1)", side.label)
-            self.send(side, BackAccept(code=BackCode.NOT_SUPPORTED))
-            return None
-        return msg

@@ -14,8 +14,9 @@ from typing import Any
 
 from dxserial.errors import ConfigError, DxSerialError
 from dxserial.game.news import Watcher
+from dxserial.programs.conductor_rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.programs.engine_host import CommandEndpoint, instance
-from dxserial.programs.match import FailurePolicy, GameStart, Match, MatchConfig
+from dxserial.programs.match import Match
 from dxserial.programs.match_links import EngineSide, close_side, idle_sink
 from dxserial.programs.sprt import SprtState
 from dxserial.programs.standings import GameSummary, Progress
@@ -102,7 +103,7 @@ class Tournament:
                 )
             else:
                 endpoint = EngineEndpoint(parse_engine_endpoint(entry.endpoint), these)
-            self.sides[entry.name] = EngineSide(entry.name, endpoint, sink=idle_sink)
+            self.sides[entry.name] = EngineSide(entry.name, endpoint=endpoint, sink=idle_sink)
             if entry.command is not None:
                 self.pools[entry.name] = [self.sides[entry.name]]
         #: Engines that may play several games at once: each game its own process (not
@@ -310,7 +311,7 @@ class Tournament:
                 return side
         first = pool[0].endpoint
         assert isinstance(first, CommandEndpoint)
-        side = EngineSide(name, instance(first, len(pool) + 1), sink=idle_sink)
+        side = EngineSide(name, endpoint=instance(first, len(pool) + 1), sink=idle_sink)
         pool.append(side)
         return side
 
