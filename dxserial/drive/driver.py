@@ -63,7 +63,8 @@ class _Side(Generic[S]):
     pump: LinkDriver | None  # None: raw bytes, no layer-1 link (the probe)
     gate: str | None  # the side whose queue what is read here feeds (backpressure)
     port: Port | None = None  # a raw side's port
-    extra: dict[str, Any] = field(default_factory=dict)
+    unwritten: deque[bytes] = field(default_factory=deque)  # a raw side's, in order
+    writer: asyncio.Task[None] | None = None
 
 
 class Driver(Generic[S]):
@@ -155,6 +156,7 @@ class Driver(Generic[S]):
         if entry.pump is not None:
             return entry.pump.detach()
         port, entry.port = entry.port, None
+        entry.unwritten.clear()
         return port
 
     async def read(self, side: S, port: Port) -> DxSerialError | None:
@@ -252,8 +254,7 @@ class Driver(Generic[S]):
         if isinstance(action, Send):  # the most frequent first
             entry = self._sides[action.side]
             if entry.pump is None:
-                if entry.port is not None:
-                    entry.port.try_write(action.raw)  # a raw side (the probe) writes as is
+                self._write_raw(entry, action.raw)
                 return
             try:
                 entry.pump.send(action.raw, checked=action.checked)
@@ -290,6 +291,27 @@ class Driver(Generic[S]):
             self._stopping.set()
         elif self._on_action is not None:
             self._on_action(action)
+
+    def _write_raw(self, entry: _Side[S], data: bytes) -> None:
+        """A raw side writes bytes as they are: now if the kernel takes them, else in order."""
+        port = entry.port
+        if port is None:
+            return
+        if not entry.unwritten and port.try_write(data):
+            return
+        entry.unwritten.append(data)
+        if entry.writer is None or entry.writer.done():
+            entry.writer = asyncio.ensure_future(self._write_later(entry, port))
+            self._jobs.add(entry.writer)
+            entry.writer.add_done_callback(self._jobs.discard)
+
+    async def _write_later(self, entry: _Side[S], port: Port) -> None:
+        while entry.unwritten and entry.port is port:
+            try:
+                await port.write(entry.unwritten.popleft())
+            except (DxSerialError, OSError) as exc:  # the reader sees the loss
+                self.log.debug("%s: write failed: %s", entry.name, exc)
+                entry.unwritten.clear()
 
     def _log(self, level: int, text: str, kind: str | None) -> None:
         """Log (and trace) one line; a flood of one ``kind`` is summarised."""
@@ -384,6 +406,12 @@ class Driver(Generic[S]):
             return
         self._stopping.set()
         self.act(self.machine.stop)
+
+    def end(self, done: Done | None = None) -> None:
+        """End the run now, without the machine's stop (a port failed under it)."""
+        if done is not None and self.done is None:
+            self.done = done
+        self._stopping.set()
 
     async def wait(self) -> Done | None:
         """Until the machine is done or :meth:`stop` is called; the :class:`Done`, if any."""
