@@ -15,8 +15,8 @@ driver in :mod:`~dxserial.bridge.core` applies them to ports, sockets and files.
 """
 
 from dxserial.bridge.core import Bridge
-from dxserial.bridge.flood import FloodGuard
 from dxserial.bridge.settings import BridgeConfig
+from dxserial.drive.flood import FloodGuard
 from dxserial.protocol.links import NulModemSettings
 
 __all__ = ["Bridge", "BridgeConfig", "FloodGuard", "NulModemSettings"]

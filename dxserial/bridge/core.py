@@ -1,9 +1,10 @@
-"""The asyncio side of the bridge: ports, peers and timers in, relay actions applied.
+"""The bridge's ports and peers: the serial port kept open, TCP peers accepted or dialled.
 
-Every decision (what to forward, hold, drop or say on an engine's behalf) is the
-:class:`~dxserial.bridge.relay.Relay`'s; this module only moves bytes between the
-transports and the relay, keeps the timers it asks for, and hands trace lines and game
-records to a writer thread (:mod:`dxserial.bridge.files`).
+Every decision (what to forward, hold, drop or say on an engine's behalf, when an engine
+counts as gone) is the :class:`~dxserial.bridge.machine.BridgeMachine`'s; the one driver
+(:mod:`dxserial.drive.driver`) runs it and applies its actions.  This module only finds
+ports for the driver's two sides and hands trace lines and game records to a writer thread
+(:mod:`dxserial.bridge.files`).
 """
 
 from __future__ import annotations
@@ -16,40 +17,24 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from dxserial.bridge.files import FileWriter
-from dxserial.bridge.flood import FloodGuard
 from dxserial.bridge.judge import SERIAL, TCP, Side
+from dxserial.bridge.machine import BridgeMachine
 from dxserial.bridge.policy import console_blocked_by_default
 from dxserial.bridge.relay import Relay, RelaySettings
 from dxserial.bridge.settings import BridgeConfig
-from dxserial.drive.actions import (
-    Action,
-    Forget,
-    Log,
-    News,
-    Observed,
-    Send,
-    Trace,
-    WriteRecord,
-)
-from dxserial.errors import DxSerialError, FramingError
+from dxserial.drive.actions import Action, Log
+from dxserial.drive.driver import Driver
+from dxserial.errors import DxSerialError
 from dxserial.game.record import GameRecord
 from dxserial.game.trace import TraceWriter
 from dxserial.protocol.framing import nul_frame
 from dxserial.protocol.links import NulLink, make_link
 from dxserial.protocol.messages import Chat, Message
-from dxserial.protocol.nulmodem import (
-    LinkDown,
-    LinkEvent,
-    LinkProblem,
-    MessageDelivered,
-    MessageReceived,
-)
 from dxserial.protocol.session import Phase
 from dxserial.transports.access import allowed, is_loopback
-from dxserial.transports.linkdriver import LinkDriver
 from dxserial.transports.openers import open_serial
 from dxserial.transports.tcp import TcpPort, tcp_connect, tcp_listen
 
@@ -80,7 +65,7 @@ def read_counts(log: str) -> dict[str, int]:
 
 
 class Bridge:
-    """Runs until :meth:`stop`; every side effect goes through the transports."""
+    """Runs until :meth:`stop`; every side effect goes through the driver and transports."""
 
     def __init__(
         self,
@@ -93,17 +78,10 @@ class Bridge:
     ) -> None:
         self.cfg = config
         self._on_ready = on_ready
-        self._observer = observer  # sees each message as it is forwarded (demo, monitors)
-        self._watch = watch  # each game's story, as a match tells it (the --web page)
-        self._stopping = asyncio.Event()
         self._files = FileWriter(trace, config.pdn, on_written=self._recorded)
-        self._drivers: dict[Side, LinkDriver] = {
-            SERIAL: LinkDriver(
-                make_link(config.link, config.nulmodem, max_queue=config.max_pending),
-                self._serial_event,
-                name="serial",
-            ),
-            TCP: LinkDriver(NulLink(max_queue=config.max_pending), self._tcp_event, name="tcp"),
+        links = {
+            SERIAL: make_link(config.link, config.nulmodem, max_queue=config.max_pending),
+            TCP: NulLink(max_queue=config.max_pending),
         }
         self.relay = Relay(
             RelaySettings(
@@ -122,16 +100,26 @@ class Bridge:
                 observe=observer is not None,
                 news=watch is not None,
             ),
-            check=self._check,
+            check=lambda side, raw: links[side].check(raw),  # the line's rules, no I/O
         )
+        self.machine = BridgeMachine(self.relay, port=config.port, serial_grace=config.serial_grace)
+        tracing = trace is not None
+        self.driver: Driver[Side] = Driver(
+            self.machine,
+            log=log,
+            trace=self._files.trace if tracing else None,
+            record=self._files.record,
+            observer=observer,
+            watch=watch,
+        )
+        # What is read on one side waits to go out on the other: that one's queue is the gate.
+        self.driver.add_side(SERIAL, links[SERIAL], gate=TCP)
+        self.driver.add_side(TCP, links[TCP], gate=SERIAL)
+        self._stopping = asyncio.Event()
         self._peer: TcpPort | None = None
         self._peer_since = 0.0
         self._refused_hosts: set[str] = set()
         self._server: asyncio.Server | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._serial_gone: asyncio.TimerHandle | None = None
-        self._serial_silent: asyncio.TimerHandle | None = None  # port open, engine quiet
-        self._flood = FloodGuard()
         self.listen_address: tuple[str, int] | None = None
         self._ready = False
 
@@ -140,55 +128,8 @@ class Bridge:
         counts = self.relay.counts
         return {key: counts.get(key, 0) for key in COUNT_KEYS}
 
-    def _now(self) -> float:
-        return self._drivers[SERIAL].now()  # the running loop's clock
-
-    # ------------------------------------------------------------------ actions
-
-    def _apply(self, actions: list[Action]) -> None:
-        for action in actions:  # the most frequent first
-            if isinstance(action, Send):
-                side = cast(Side, action.side)
-                try:
-                    self._drivers[side].send(action.raw)
-                except FramingError as exc:
-                    self._apply(self.relay.undelivered(side, [action.raw], str(exc), self._now()))
-            elif isinstance(action, Log):
-                self._log(action.level, action.text, action.kind)
-            elif isinstance(action, Trace):
-                self._files.trace(action.fields)
-            elif isinstance(action, Forget):
-                self._drivers[cast(Side, action.side)].link.clear()
-            elif isinstance(action, WriteRecord):
-                self._files.record(action.record)
-            elif isinstance(action, Observed) and self._observer is not None:
-                self._observer(action.direction, action.message)
-            elif isinstance(action, News) and self._watch is not None:
-                self._watch(action.news.event())
-        self._arm_timer()
-
     def _log(self, level: int, text: str, kind: str | None = None) -> None:
-        """Log (and trace) one line; a flood of one ``kind`` is summarised."""
-        if not log.isEnabledFor(level) and not self._files.tracing:
-            return
-        if kind is not None:
-            show, hidden = self._flood.allow(kind, self._now())
-            if hidden:
-                tail = " (counted only; every message is in the trace)"
-                self._emit(
-                    logging.WARNING,
-                    self._flood.summary(kind, hidden, *((tail,) if self._files.tracing else ())),
-                )
-            if not show:
-                return
-        self._emit(level, text)
-
-    def _emit(self, level: int, text: str) -> None:
-        log.log(level, text)
-        if level >= logging.INFO:
-            self._files.trace(
-                {"kind": "event", "level": logging.getLevelName(level).lower(), "text": text}
-            )
+        self.driver.apply([Log(level, text, kind)])
 
     def _recorded(self, record: GameRecord, path: Path | None, error: str | None) -> None:
         """Called in the writer thread once a PDN file is written (or not)."""
@@ -197,30 +138,13 @@ class Bridge:
         else:
             log.error("game record NOT written: %s", error)
 
-    def _arm_timer(self) -> None:
-        deadline = self.relay.next_deadline()
-        if self._timer is not None:
-            if deadline is not None and self._timer.when() == deadline:
-                return
-            self._timer.cancel()
-            self._timer = None
-        if deadline is not None:
-            self._timer = asyncio.get_running_loop().call_at(deadline, self._on_timer)
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._apply(self.relay.poll(self._now()))
-
-    def _check(self, side: Side, raw: bytes) -> None:
-        self._drivers[side].link.check(raw)
-
     # ------------------------------------------------------------------ run
 
     async def run(self) -> None:
         """Open the serial port (fail fast if it is not there), serve TCP, run until stopped."""
-        serial = self._drivers[SERIAL]
+        driver = self.driver
         try:
-            serial.attach(await open_serial(self.cfg.port, self.cfg.serial))
+            driver.attach(SERIAL, await open_serial(self.cfg.port, self.cfg.serial))
         except BaseException:
             self._files.close()
             raise
@@ -250,25 +174,19 @@ class Bridge:
                 self._log(logging.INFO, ready)
             self._say_what_is_exposed()
             await self._stopping.wait()
-            await self._drain_for_shutdown()
+            await driver.drain(self.cfg.shutdown_grace)
         finally:
             if self._server is not None:
                 self._server.close()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            for driver in self._drivers.values():
-                await driver.close()
-            for handle in (self._timer, self._serial_gone, self._serial_silent):
-                if handle is not None:
-                    handle.cancel()
-            self._apply(self.relay.shutdown(self._now()))
-            if self._timer is not None:
-                self._timer.cancel()
-            for kind, count in self._flood.drain():
-                self._emit(logging.WARNING, f"{count} more '{kind}' lines not shown")
+            await driver.close()
+            driver.act(self.machine.shutdown)
+            for kind, count in driver.flood_drain():
+                driver.emit(logging.WARNING, f"{count} more '{kind}' lines not shown")
             if self._ready:  # a start-up error (port taken) is the one line to read, alone
-                self._emit(logging.INFO, counts_line(self.counters))
+                driver.emit(logging.INFO, counts_line(self.counters))
             self._files.close()
 
     def _say_what_is_exposed(self) -> None:
@@ -300,29 +218,17 @@ class Bridge:
     def stop(self) -> None:
         self._stopping.set()
 
-    async def _drain_for_shutdown(self) -> None:
-        """Give the message in flight up to ``shutdown_grace`` seconds to complete."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.cfg.shutdown_grace
-        while loop.time() < deadline:
-            busy = [
-                d for d in self._drivers.values() if d.port is not None and not d.link.idle
-            ]
-            if not busy:
-                return
-            await asyncio.sleep(0.01)
-
     # ------------------------------------------------------------------ serial side
 
     async def _serial_loop(self) -> None:
-        driver = self._drivers[SERIAL]
+        driver = self.driver
         while True:
-            port = driver.port
+            port = driver.port(SERIAL)
             if port is None:
                 await self._reopen_serial()
                 continue
-            why = await driver.read_until_lost(port, gate=self._drivers[TCP])
-            driver.detach()
+            why = await driver.read(SERIAL, port)
+            driver.detach(SERIAL)
             grace = self.cfg.serial_grace
             lost = str(why) if why else "end of file"
             if self.cfg.port not in lost:  # the transports' own errors name the port
@@ -332,28 +238,17 @@ class Bridge:
                 f"{lost}; TCP side stays up, waiting for the port to come back (its engine "
                 f"counts as gone after {grace:g} s)",
             )
-            self._serial_gone = asyncio.get_running_loop().call_later(grace, self._serial_given_up)
+            driver.act(self._port_lost)
             with contextlib.suppress(Exception):
                 await port.close()
 
-    def _serial_given_up(self) -> None:
-        self._serial_gone = None
-        if self._drivers[SERIAL].port is not None:
-            return
-        self._apply(
-            self.relay.left(
-                SERIAL, self._now(), f"port gone for more than {self.cfg.serial_grace:g} s"
-            )
-        )
-
-    def _serial_silent_too_long(self) -> None:
-        self._serial_silent = None
-        why = f"the serial engine stopped answering (silent for {self.cfg.serial_grace:g} s more)"
-        self._apply(self.relay.left(SERIAL, self._now(), why))
+    def _port_lost(self, now: float) -> list[Action]:
+        self.machine.port_lost(now)
+        return []
 
     async def _reopen_serial(self) -> None:
-        driver = self._drivers[SERIAL]
-        while driver.port is None:
+        driver = self.driver
+        while driver.port(SERIAL) is None:
             await asyncio.sleep(self.cfg.reopen_interval)
             if "://" not in self.cfg.port and not os.path.exists(self.cfg.port):
                 continue
@@ -362,53 +257,13 @@ class Bridge:
             except DxSerialError as exc:
                 log.debug("reopen of %s failed: %s", self.cfg.port, exc)
                 continue
-            if self._serial_gone is not None:
-                self._serial_gone.cancel()
-                self._serial_gone = None
             self._log(
                 logging.INFO,
-                f"serial port {self.cfg.port} is back; {driver.link.queued} message(s) pending",
+                f"serial port {self.cfg.port} is back; {driver.pump(SERIAL).link.queued} "
+                "message(s) pending",
             )
-            driver.attach(port)
-            if not self.relay.present[SERIAL]:
-                self._apply(self.relay.joined(SERIAL, self._now(), self.cfg.port))
-
-    def _received(self, side: Side, raw: bytes, now: float) -> None:
-        """Forward (the relay's Send), then apply its judgement, made after the write."""
-        self._apply(self.relay.receive(side, raw, now))
-        settled = self.relay.settle()
-        if settled:
-            self._apply(settled)
-
-    def _serial_event(self, event: LinkEvent) -> None:
-        now = self._now()
-        if isinstance(event, MessageReceived):
-            if self._serial_silent is not None:
-                self._serial_silent.cancel()
-                self._serial_silent = None
-            if not self.relay.present[SERIAL]:  # it speaks again: a new session
-                self._apply(self.relay.joined(SERIAL, now, f"{self.cfg.port} (it speaks again)"))
-            self._received(SERIAL, event.raw, now)
-        elif isinstance(event, MessageDelivered):
-            self._apply(self.relay.delivered(SERIAL, event.raw, now))
-        elif isinstance(event, LinkDown):
-            self._log(logging.ERROR, f"serial link down: {event.error}")
-            self._apply(
-                self.relay.undelivered(
-                    SERIAL, list(event.undelivered), "the serial engine stopped answering", now
-                )
-            )
-            if self._serial_silent is None and self.relay.present[SERIAL]:
-                grace = self.cfg.serial_grace
-                self._log(logging.WARNING, f"the serial engine counts as gone if it stays "
-                          f"silent for {grace:g} s more (its port is still open)")
-                self._serial_silent = asyncio.get_running_loop().call_later(
-                    grace, self._serial_silent_too_long
-                )
-        elif isinstance(event, LinkProblem) and event.lost is not None:
-            self._apply(self.relay.dropped_by_line(SERIAL, event.lost, str(event.error), now))
-        elif isinstance(event, LinkProblem):
-            self._log(event.level, f"serial line: {event.error}", "serial line")
+            driver.attach(SERIAL, port)
+            driver.act(self.machine.port_back)
 
     # ------------------------------------------------------------------ tcp side
 
@@ -477,12 +332,12 @@ class Bridge:
             await asyncio.sleep(self.cfg.reconnect_interval)
 
     async def _serve_peer(self, link: TcpPort) -> None:
-        driver = self._drivers[TCP]
+        driver = self.driver
         self._peer = link
         self._peer_since = time.time()
-        driver.attach(link)
-        self._apply(self.relay.joined(TCP, self._now(), link.peer))
-        why = await driver.read_until_lost(link, gate=self._drivers[SERIAL])
+        driver.attach(TCP, link)
+        driver.act(lambda now: self.machine.joined(TCP, now, link.peer))
+        why = await driver.read(TCP, link)
         if why is None and self._peer is link:
             await link.wait_taken()  # a half-closed peer still reads what was just written
         if self._peer is link:
@@ -491,20 +346,17 @@ class Bridge:
 
     def _peer_gone(self, link: TcpPort, why: str) -> None:
         """The TCP peer's session ends: a cut-off frame is reported, unsent messages lost."""
-        driver = self._drivers[TCP]
+        driver = self.driver
         self._peer = None
-        driver.detach()
-        driver.link.close_input()  # reports a message cut off by the hang-up
-        driver.service()
+        driver.detach(TCP)
+        pump = driver.pump(TCP)
+        pump.link.close_input()  # reports a message cut off by the hang-up
+        pump.service()
         if link.unsent_at_end:  # written, but the peer's machine never took them
-            self._apply(
-                self.relay.unacknowledged(
-                    TCP, link.unsent_at_end,
-                    f"{link.unsent_at_end} byte(s) written to {link.peer} were never "
-                    f"acknowledged by its machine ({why})",
-                    self._now(),
-                )
-            )
+            nbytes = link.unsent_at_end
+            text = (f"{nbytes} byte(s) written to {link.peer} were never acknowledged by its "
+                    f"machine ({why})")
+            driver.act(lambda now: self.relay.unacknowledged(TCP, nbytes, text, now))
         if self._stopping.is_set():  # the bridge hung up: shutdown() reports the rest
             self._log(logging.INFO, f"closed the connection of TCP peer {link.peer}: stopping")
             return
@@ -513,17 +365,7 @@ class Bridge:
             f"TCP peer {link.peer} went away ({why}); serial side stays open",
             "tcp sessions ended",
         )
-        self._apply(self.relay.left(TCP, self._now(), why))
-
-    def _tcp_event(self, event: LinkEvent) -> None:
-        now = self._now()
-        if isinstance(event, MessageReceived):
-            self._received(TCP, event.raw, now)
-        elif isinstance(event, MessageDelivered):
-            self._apply(self.relay.delivered(TCP, event.raw, now))
-        elif isinstance(event, LinkProblem):
-            self.relay.counts["invalid"] += 1
-            self._log(logging.WARNING, f"tcp->serial: {event.error}", "framing tcp")
+        driver.act(lambda now: self.machine.left(TCP, now, why))
 
 
 __all__ = ["COUNT_KEYS", "Bridge"]

@@ -766,7 +766,8 @@ class Relay:
 
     def _dispatch(self, to: Side, item: _Msg) -> None:
         self._flight[to].append(item)
-        self._out.append(Send(to, item.raw))
+        # A forwarded message was checked against the receiving line (see _carried).
+        self._out.append(Send(to, item.raw, item.sender is not None and self._check is not None))
 
     def _bridge_sends(
         self, to: Side, msg: Message, why: str, *, judged: bool, on_behalf_of: Side | None = None

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import shlex
-import signal
 import sys
 import time
 from pathlib import Path
@@ -121,14 +120,8 @@ async def _run(port: str, prober: Prober) -> Finding:
         print(f"probe: {text}", file=sys.stderr, flush=True)
 
     runner = ProbeRunner(port, prober, progress)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, runner.stop)
-    try:
+    with runner.driver.signals():
         return await runner.run()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
 
 
 def bridge_command(port: str, finding: Finding) -> list[str]:

@@ -18,10 +18,15 @@ from dxserial.protocol.messages import Message
 
 @dataclass(frozen=True)
 class Send:
-    """Hand ``raw`` (one message, without framing) to ``side``'s layer-1 link."""
+    """Hand ``raw`` (one message, without framing) to ``side``'s layer-1 link.
+
+    ``checked``: the machine already asked that link whether it can carry ``raw``
+    (:meth:`~dxserial.protocol.links.Layer1Link.check`), so the link does not check again.
+    """
 
     side: str
     raw: bytes
+    checked: bool = False
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Generic, Protocol, TypeVar
 
-from dxserial.drive.actions import Action
+from dxserial.drive.actions import Action, Log
+from dxserial.protocol.nulmodem import LinkProblem
 
 S = TypeVar("S", bound=str)
 S_contra = TypeVar("S_contra", bound=str, contravariant=True)
@@ -41,6 +42,16 @@ class Machine(Protocol[S_contra]):
         self, side: S_contra, raws: list[bytes], why: str, now: float
     ) -> list[Action]:
         """``side``'s link gave up on these messages (line down, queue full)."""
+        ...
+
+    def link_down(
+        self, side: S_contra, raws: list[bytes], why: str, now: float
+    ) -> list[Action]:
+        """``side``'s link gave up (NULMODEM: no echo after every attempt); ``raws`` unsent."""
+        ...
+
+    def line_problem(self, side: S_contra, problem: LinkProblem, now: float) -> list[Action]:
+        """``side``'s line had noise, a frame cut off or dropped (``problem.lost``)."""
         ...
 
     def line(self, side: S_contra, data: bytes, now: float) -> list[Action]:
@@ -80,6 +91,12 @@ class BaseMachine(Generic[S]):
 
     def undelivered(self, side: S, raws: list[bytes], why: str, now: float) -> list[Action]:
         return []
+
+    def link_down(self, side: S, raws: list[bytes], why: str, now: float) -> list[Action]:
+        return self.undelivered(side, raws, why, now)
+
+    def line_problem(self, side: S, problem: LinkProblem, now: float) -> list[Action]:
+        return [Log(problem.level, f"{side} line: {problem.error}", f"{side} line")]
 
     def line(self, side: S, data: bytes, now: float) -> list[Action]:
         return []

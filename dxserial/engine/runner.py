@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dxserial.bridge.flood import FloodGuard
+from dxserial.drive.flood import FloodGuard
 from dxserial.engine.player import (
     GameBegun,
     GameOver,

@@ -1,21 +1,26 @@
-"""Runs a :class:`~dxserial.host.probe.Prober` on a serial port under asyncio: bytes and time only.
+"""Runs the probe on a serial port under the one driver: the port (re)opened at each speed.
 
-The prober decides everything; this opens the port at the speed it asks for (pyserial sets
-it with termios, which a real UART obeys and a ``dxserial vpair --termios`` end honours),
-writes what it says, feeds it what is read and wakes it at its deadline.
+The prober decides everything (:mod:`dxserial.host.probe_machine`); this opens the port at
+the speed it asks for (pyserial sets it with termios, which a real UART obeys and a
+``dxserial vpair --termios`` end honours) and hands the port to the driver.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 from collections.abc import Callable
 
+from dxserial.drive.actions import Action, Reopen
+from dxserial.drive.driver import Driver
 from dxserial.errors import DxSerialError, PortError
-from dxserial.host.probe import Finding, Open, Prober, Progress, Write
+from dxserial.host.probe import Finding, Prober
+from dxserial.host.probe_machine import ENGINE, ProbeMachine
+from dxserial.transports.base import Port
 from dxserial.transports.openers import open_serial
-from dxserial.transports.serial import SerialPort, SerialSettings
-from dxserial.wirelog import log_bytes
+from dxserial.transports.serial import SerialSettings
+
+log = logging.getLogger("dxserial.probe")
 
 
 class ProbeRunner:
@@ -23,77 +28,62 @@ class ProbeRunner:
 
     def __init__(self, port: str, prober: Prober, on_progress: Callable[[str], None]) -> None:
         self.port = port
-        self.prober = prober
-        self._on_progress = on_progress
-        self._link: SerialPort | None = None
+        self.machine = ProbeMachine(prober)
+        self.driver: Driver[str] = Driver(
+            self.machine, log=log, say=on_progress, on_action=self._on_action
+        )
+        self.driver.add_side(ENGINE, None)
+        self._opening: asyncio.Task[None] | None = None
         self._reader: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
-        self._stopped = False
         self._error: BaseException | None = None
 
     def stop(self) -> None:
-        self._stopped = True
-        self._wake.set()
+        self.driver.stop()
 
     async def run(self) -> Finding:
-        loop = asyncio.get_running_loop()
-        prober = self.prober
+        driver = self.driver
         try:
-            prober.start(loop.time())
-            while not prober.done:
-                if self._stopped:
-                    return prober.interrupt(loop.time())
-                if self._error is not None:
-                    raise self._error
-                if await self._carry_out(prober.actions()):
-                    continue
-                deadline = prober.next_deadline()
-                timeout = None if deadline is None else max(0.0, deadline - loop.time())
-                self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout)
-                prober.poll(loop.time())
-            assert prober.finding is not None
-            return prober.finding
+            driver.act(self.machine.start)
+            await driver.wait()
+            if self._error is not None and self.machine.finding is None:
+                raise self._error
+            finding = self.machine.finding
+            assert finding is not None
+            return finding
         finally:
-            await self._close()
+            for task in (self._opening, self._reader):
+                if task is not None:
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+            await driver.close()
 
-    async def _carry_out(self, actions: list[Open | Write | Progress]) -> bool:
-        """Do what the prober asked, in order; ``True`` if there was anything."""
-        loop = asyncio.get_running_loop()
-        for action in actions:
-            if isinstance(action, Progress):
-                self._on_progress(action.text)
-            elif isinstance(action, Open):
-                await self._close()
-                self._link = await open_serial(self.port, SerialSettings(baudrate=action.speed))
-                self._reader = asyncio.create_task(self._read(self._link), name="probe-reader")
-                self.prober.opened(loop.time())
-            elif self._link is not None:
-                log_bytes("probe->engine", action.data)
-                await self._link.write(action.data)
-        return bool(actions)
+    def _on_action(self, action: Action) -> None:
+        if isinstance(action, Reopen):
+            self._opening = asyncio.create_task(self._reopen(action.baudrate), name="probe-open")
 
-    async def _read(self, link: SerialPort) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            while True:
-                data = await link.read()
-                if not data:
-                    raise PortError(f"serial port {self.port}: closed")
-                log_bytes("engine->probe", data)
-                self.prober.feed(data, loop.time())
-                self._wake.set()
-        except (DxSerialError, OSError) as exc:
-            if self._link is link:
-                self._error = exc
-                self._wake.set()
-
-    async def _close(self) -> None:
-        link, self._link = self._link, None
+    async def _reopen(self, speed: int) -> None:
+        driver = self.driver
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
-            self._reader = None
-        if link is not None:
-            await link.close()
+        old = driver.detach(ENGINE)
+        if old is not None:
+            await old.close()
+        try:
+            port = await open_serial(self.port, SerialSettings(baudrate=speed))
+        except (DxSerialError, OSError) as exc:
+            self._failed(exc)
+            return
+        driver.attach(ENGINE, port)
+        self._reader = asyncio.create_task(self._read(port), name="probe-reader")
+        driver.act(self.machine.opened)
+
+    async def _read(self, port: Port) -> None:
+        why = await self.driver.read(ENGINE, port)
+        if self.driver.port(ENGINE) is port:
+            self._failed(why or PortError(f"serial port {self.port}: closed"))
+
+    def _failed(self, exc: BaseException) -> None:
+        """The port failed under the probe: the run ends with this error."""
+        self._error = exc
+        self.driver.end()

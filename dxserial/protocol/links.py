@@ -45,7 +45,7 @@ class Layer1Link(Protocol):
     """What the bridge needs from a layer-1 link; clock values are in seconds."""
 
     def check(self, raw: bytes) -> None: ...
-    def send(self, raw: bytes, now: float) -> None: ...
+    def send(self, raw: bytes, now: float, *, checked: bool = False) -> None: ...
     def receive_data(self, data: bytes, now: float) -> None: ...
     def poll(self, now: float) -> None: ...
     def data_to_send(self) -> bytes: ...
@@ -83,8 +83,9 @@ class NulLink:
         """Raise :class:`FramingError` if ``raw`` cannot be framed (queue aside)."""
         check_message(raw)
 
-    def send(self, raw: bytes, now: float) -> None:
-        check_message(raw)  # checked once, here: data_to_send() only adds the NUL
+    def send(self, raw: bytes, now: float, *, checked: bool = False) -> None:
+        if not checked:  # else the caller asked check() already
+            check_message(raw)  # data_to_send() only adds the NUL
         if len(self._queue) >= self._max_queue:
             raise FramingError(f"send queue full ({self._max_queue} messages)")
         self._queue.append(raw)

@@ -307,10 +307,12 @@ class NulModemLink:
                     "a start or end byte on the serial line"
                 )
 
-    def send(self, raw: bytes, now: float) -> None:
-        """Queue one message (FIFO). Raises :class:`FramingError` if it cannot be sent."""
+    def send(self, raw: bytes, now: float, *, checked: bool = False) -> None:
+        """Queue one message (FIFO). Raises :class:`FramingError` if it cannot be sent
+        (``checked``: the caller asked :meth:`check` already)."""
         raw = bytes(raw)
-        self.check(raw)
+        if not checked:
+            self.check(raw)
         if self.queued >= self._max_queue:
             raise FramingError(
                 f"send queue full: {self.queued} messages wait for the serial line; "

@@ -118,9 +118,9 @@ class LinkDriver:
             self._timer = None
         return port
 
-    def send(self, raw: bytes) -> None:
+    def send(self, raw: bytes, *, checked: bool = False) -> None:
         """Queue one message; raises :class:`~dxserial.errors.FramingError` when full."""
-        self.link.send(raw, self.now())
+        self.link.send(raw, self.now(), checked=checked)
         self.service()
 
     def feed(self, data: bytes) -> None:

@@ -1,0 +1,114 @@
+"""The bridge as one machine for the driver: the relay, plus whether the serial engine is there.
+
+The relay (:mod:`dxserial.bridge.relay`) holds the rules for messages and sessions.  What
+this adds is the serial side's presence, with the clock passed in: a lost port counts as the
+engine gone after ``serial_grace`` seconds unless it comes back; an open port whose engine
+stopped answering (NULMODEM link down) counts as gone after the same grace, unless it speaks.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from dxserial.bridge.judge import SERIAL, TCP, Side
+from dxserial.bridge.relay import Relay
+from dxserial.drive.actions import Action, Log
+from dxserial.drive.machine import BaseMachine
+from dxserial.protocol.nulmodem import LinkProblem
+
+
+class BridgeMachine(BaseMachine[Side]):
+    """The relay's inputs, and the serial engine's comings and goings timed here."""
+
+    def __init__(self, relay: Relay, *, port: str, serial_grace: float) -> None:
+        self.relay = relay
+        self.port = port
+        self.serial_grace = serial_grace
+        self._gone_at: float | None = None  # the port is lost: the engine is gone then
+        self._silent_at: float | None = None  # the engine stopped answering: gone then
+
+    # ------------------------------------------------------------------ messages
+
+    def receive(self, side: Side, raw: bytes, now: float) -> list[Action]:
+        if side == SERIAL:
+            self._silent_at = None
+            if not self.relay.present[SERIAL]:  # it speaks again: a new session
+                out = self.relay.joined(SERIAL, now, f"{self.port} (it speaks again)")
+                return out + self.relay.receive(SERIAL, raw, now)
+        return self.relay.receive(side, raw, now)
+
+    def settle(self) -> list[Action]:
+        return self.relay.settle()
+
+    def delivered(self, side: Side, raw: bytes, now: float) -> list[Action]:
+        return self.relay.delivered(side, raw, now)
+
+    def undelivered(self, side: Side, raws: list[bytes], why: str, now: float) -> list[Action]:
+        return self.relay.undelivered(side, raws, why, now)
+
+    def link_down(self, side: Side, raws: list[bytes], why: str, now: float) -> list[Action]:
+        out: list[Action] = [Log(logging.ERROR, f"{side} link down: {why}")]
+        out += self.relay.undelivered(side, raws, f"the {side} engine stopped answering", now)
+        if side == SERIAL and self._silent_at is None and self.relay.present[SERIAL]:
+            grace = self.serial_grace
+            out.append(Log(logging.WARNING, f"the serial engine counts as gone if it stays "
+                           f"silent for {grace:g} s more (its port is still open)"))
+            self._silent_at = now + grace
+        return out
+
+    def line_problem(self, side: Side, problem: LinkProblem, now: float) -> list[Action]:
+        if side == TCP:
+            self.relay.counts["invalid"] += 1
+            return [Log(logging.WARNING, f"tcp->serial: {problem.error}", "framing tcp")]
+        if problem.lost is not None:
+            return self.relay.dropped_by_line(SERIAL, problem.lost, str(problem.error), now)
+        return [Log(problem.level, f"serial line: {problem.error}", "serial line")]
+
+    # ------------------------------------------------------------------ engines
+
+    def joined(self, side: Side, now: float, who: str = "") -> list[Action]:
+        return self.relay.joined(side, now, who)
+
+    def left(self, side: Side, now: float, why: str = "") -> list[Action]:
+        return self.relay.left(side, now, why)
+
+    def port_lost(self, now: float) -> None:
+        """The serial port is gone (unplugged, DOSBox closed): its engine is, after the grace."""
+        self._gone_at = now + self.serial_grace
+
+    def port_back(self, now: float) -> list[Action]:
+        """The serial port opened again: a new session if its engine had been given up."""
+        self._gone_at = None
+        if not self.relay.present[SERIAL]:
+            return self.relay.joined(SERIAL, now, self.port)
+        return []
+
+    # ------------------------------------------------------------------ time
+
+    def poll(self, now: float) -> list[Action]:
+        out = self.relay.poll(now)
+        if self._gone_at is not None and now >= self._gone_at:
+            self._gone_at = None
+            why = f"port gone for more than {self.serial_grace:g} s"
+            out += self.relay.left(SERIAL, now, why)
+        if self._silent_at is not None and now >= self._silent_at:
+            self._silent_at = None
+            why = (f"the serial engine stopped answering (silent for {self.serial_grace:g} s "
+                   "more)")
+            out += self.relay.left(SERIAL, now, why)
+        return out
+
+    def next_deadline(self) -> float | None:
+        deadline = self.relay.next_deadline()
+        gone, silent = self._gone_at, self._silent_at
+        if gone is None and silent is None:
+            return deadline
+        return min(t for t in (deadline, gone, silent) if t is not None)
+
+    def shutdown(self, now: float) -> list[Action]:
+        """The bridge stops: what was not delivered is lost, each one named."""
+        self._gone_at = self._silent_at = None
+        return self.relay.shutdown(now)
+
+
+__all__ = ["BridgeMachine"]
