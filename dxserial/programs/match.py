@@ -35,20 +35,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from dxserial.drive.actions import Action, Hangup, Log, News, Say, Send
+from dxserial.drive.actions import Action, News, Say
 from dxserial.errors import DxSerialError
 from dxserial.game.news import GameClosed, TableShown, Watcher
 from dxserial.game.referee import GameResult
 from dxserial.programs.conductor import GameConductor
 from dxserial.programs.conductor_rules import FailurePolicy, GameStart, MatchConfig
-from dxserial.programs.match_links import (
-    Delivered,
-    EngineLinks,
-    EngineSide,
-    Interrupted,
-    Received,
-    close_side,
-)
+from dxserial.programs.match_links import EngineDesk, EngineSide, Interrupted, Playing
 from dxserial.programs.match_pdn import Player, save_game
 from dxserial.programs.standings import (
     GameSummary,
@@ -77,6 +70,7 @@ class Match:
         *,
         progress: Progress | None = None,
         watch: Watcher | None = None,
+        desk: EngineDesk | None = None,
     ) -> None:
         self.cfg = config
         self.sides = (
@@ -85,9 +79,12 @@ class Match:
         )
         self.watch = watch
         self.progress: Progress = progress or QuietProgress()
-        self.links = EngineLinks()
-        for side in self.sides:
-            side.sink = self.links.post
+        #: The engines' connections (a tournament's desk serves all its games).
+        self.desk = desk or EngineDesk()
+        self._own_desk = desk is None
+        self._stopping = asyncio.Event()
+        self._stops = 0  # stop requests no game has taken yet
+        self._playing: Playing | None = None
         self.summaries: list[GameSummary] = []
         self.standings = {
             s.label: Standing(s.label, s.label, s.endpoint.spec.text) for s in self.sides
@@ -96,8 +93,14 @@ class Match:
         self._status = ""  # the live status shown
 
     def stop(self) -> None:
-        """Ask the match to stop (a signal handler may call this)."""
-        self.links.stop()
+        """Ask the match to stop (a signal handler may call this): the game is ``*`` and
+        ends with a short GAMEEND exchange; asked again, that exchange ends too."""
+        self._stopping.set()
+        playing = self._playing
+        if playing is not None and not playing.game.over:
+            self.desk.act(playing, playing.game.stop)
+        else:
+            self._stops += 1
 
     # ------------------------------------------------------------------ the match
 
@@ -139,8 +142,10 @@ class Match:
             return self.stopped is None
         finally:
             for side in self.sides:
-                await close_side(side)
+                await self.desk.close(side)
                 await side.endpoint.close()
+            if self._own_desk:
+                await self.desk.shutdown()
 
     def _score_text(self) -> str:
         a, b = (self.standings[s.label] for s in self.sides)
@@ -170,40 +175,30 @@ class Match:
             number, a, b, self.cfg, white="A" if white is a else "B", start=start,
             last=last_for, score=self._score_text(),
         )
-        loop = asyncio.get_running_loop()
+        interrupted = False
         try:
             for side in self.sides:
                 if side.connected and not side.usable:
-                    await close_side(side)
+                    await self.desk.close(side)
                 side.failure = side.gone = None
                 if not side.connected:
                     try:
-                        await self.links.connect(side, self.cfg.connect_timeout)
+                        await self.desk.connect(side, self.cfg.connect_timeout, self._stopping)
                     except DxSerialError as exc:
                         out: list[Action] = []
                         side.fail(f"cannot reach it: {exc}", out)
-                        await self._apply(game, out)
-            actions = game.begin(loop.time())
+                        for action in out:
+                            self._carry(action)
         except Interrupted:
-            actions = game.stop(loop.time())
-        await self._apply(game, actions)
-        while not game.over:
-            item = await self.links.next(game.next_deadline())
-            now = loop.time()
-            if item is None:
-                actions = game.poll(now)
-            elif item.side is None:
-                actions = game.stop(now)
-            else:
-                side_name = "A" if item.side is a else "B"
-                payload = item.payload
-                if isinstance(payload, Received):
-                    actions = game.receive(side_name, payload.raw, now)
-                elif isinstance(payload, Delivered):
-                    actions = game.delivered(side_name, payload.raw, payload.at)
-                elif payload is not None:
-                    actions = game.left(side_name, now, payload.reason)
-            await self._apply(game, actions)
+            interrupted = True
+        if self._stops:
+            self._stops -= 1
+            interrupted = True
+        self._playing = self.desk.seat(game, a, b, self._carry)
+        try:
+            await self.desk.play(self._playing, game.stop if interrupted else game.begin)
+        finally:
+            self._playing = None
         for side in self.sides:
             if side.name:
                 self.standings[side.label].name = side.name
@@ -232,35 +227,18 @@ class Match:
         )
         return GameSummary(number, white.label, black.label, result, game.plies, path)
 
-    async def _apply(self, game: GameConductor, actions: list[Action]) -> None:
-        """Carry out what the conductor answered, in order."""
-        for action in actions:
-            if isinstance(action, Send):
-                side = self._side(action.side)
-                if side.driver is None:
-                    continue
-                try:
-                    side.driver.send(action.raw)
-                except DxSerialError as exc:
-                    now = asyncio.get_running_loop().time()
-                    await self._apply(game, game.undelivered(action.side, [action.raw],
-                                                             str(exc), now))
-            elif isinstance(action, Log):
-                log.log(action.level, "%s", action.text)
-            elif isinstance(action, Say):
-                self.progress.line(action.text)
-            elif isinstance(action, News):
-                if self.watch is not None:
-                    self.watch(action.news.event())
-            elif isinstance(action, Hangup):
-                await close_side(self._side(action.side))
-        self._show(game.status)
+    def _carry(self, action: Action) -> None:
+        """What the game says that is not for the engines: lines, news, its status."""
+        if isinstance(action, Say):
+            self.progress.line(action.text)
+        elif isinstance(action, News) and self.watch is not None:
+            self.watch(action.news.event())
+        game = self._playing.game if self._playing is not None else None
+        if game is not None:
+            self._show(game.status)
 
     def _show(self, status: str) -> None:
         """The live status, when it changed."""
         if status != self._status:
             self._status = status
             self.progress.update(status)
-
-    def _side(self, name: str) -> EngineSide:
-        return self.sides[0] if name == "A" else self.sides[1]

@@ -17,7 +17,7 @@ from dxserial.game.news import Watcher
 from dxserial.programs.conductor_rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.programs.engine_host import CommandEndpoint, instance
 from dxserial.programs.match import Match
-from dxserial.programs.match_links import EngineSide, close_side, idle_sink
+from dxserial.programs.match_links import EngineDesk, EngineSide
 from dxserial.programs.sprt import SprtState
 from dxserial.programs.standings import GameSummary, Progress
 from dxserial.programs.tournament import (
@@ -82,6 +82,8 @@ class Tournament:
         self.state = State(self.schedule.fingerprint)
         self.watchers: list[Watcher] = []
         self.sides: dict[str, EngineSide] = {}
+        #: Every engine's connection, on one driver, for all the games.
+        self.desk = EngineDesk()
         #: Engines the director runs: every process slot of each (one per concurrent game).
         self.pools: dict[str, list[EngineSide]] = {}
         for entry in spec.engines:
@@ -103,7 +105,7 @@ class Tournament:
                 )
             else:
                 endpoint = EngineEndpoint(parse_engine_endpoint(entry.endpoint), these)
-            self.sides[entry.name] = EngineSide(entry.name, endpoint=endpoint, sink=idle_sink)
+            self.sides[entry.name] = EngineSide(entry.name, endpoint=endpoint)
             if entry.command is not None:
                 self.pools[entry.name] = [self.sides[entry.name]]
         #: Engines that may play several games at once: each game its own process (not
@@ -255,8 +257,9 @@ class Tournament:
             sides = {id(s): s for s in self.sides.values()}
             sides.update((id(s), s) for pool in self.pools.values() for s in pool)
             for side in sides.values():
-                await close_side(side)
+                await self.desk.close(side)
                 await side.endpoint.close()
+            await self.desk.shutdown()
             if self.pools and self.state_path.exists():
                 self._save_engines()
         self.progress.clear()
@@ -294,8 +297,6 @@ class Tournament:
                 game = tasks.pop(task)
                 _, match = self._running.pop(game.number)
                 self._status.pop(game.number, None)
-                for side in match.sides:
-                    side.sink = idle_sink
                 self._finish(game, match, task.result())
                 del self._seats[game.number]
 
@@ -311,7 +312,7 @@ class Tournament:
                 return side
         first = pool[0].endpoint
         assert isinstance(first, CommandEndpoint)
-        side = EngineSide(name, endpoint=instance(first, len(pool) + 1), sink=idle_sink)
+        side = EngineSide(name, endpoint=instance(first, len(pool) + 1))
         pool.append(side)
         return side
 
@@ -324,6 +325,7 @@ class Tournament:
             self.config,
             progress=_GameProgress(self, game.number),
             watch=self._tell,
+            desk=self.desk,
         )
         self._running[game.number] = (game, match)
         return match
