@@ -4,9 +4,9 @@ Each game is offered to both engines with opposite colours (engine A has White i
 Black in even ones).  A move from the side to move is judged by a strict
 :class:`~dxserial.game.referee.Referee` and, if legal, relayed byte for byte to the other engine.
 Every game is written as PDN.  Each game is conducted sans-I/O by a
-:class:`~dxserial.programs.conductor.GameConductor`; :class:`Match` connects the engines
-(one :class:`~dxserial.transports.linkdriver.LinkDriver` each), feeds it what they send and
-carries out what it answers, then writes the PDN and keeps the score.
+:class:`~dxserial.programs.conductor.GameConductor` on the one driver (the
+:class:`~dxserial.programs.match_links.EngineDesk`); :class:`Match` connects the engines,
+runs the game, then writes the PDN and keeps the score.
 
 Decisions (the protocol leaves them to the organiser):
 
@@ -194,7 +194,7 @@ class Match:
         if self._stops:
             self._stops -= 1
             interrupted = True
-        self._playing = self.desk.seat(game, a, b, self._carry)
+        self._playing = self.desk.seat(game, a, b, self._carry, lambda: self._show(game.status))
         try:
             await self.desk.play(self._playing, game.stop if interrupted else game.begin)
         finally:
@@ -228,14 +228,11 @@ class Match:
         return GameSummary(number, white.label, black.label, result, game.plies, path)
 
     def _carry(self, action: Action) -> None:
-        """What the game says that is not for the engines: lines, news, its status."""
+        """What the game says that is not for the engines: lines and news."""
         if isinstance(action, Say):
             self.progress.line(action.text)
         elif isinstance(action, News) and self.watch is not None:
             self.watch(action.news.event())
-        game = self._playing.game if self._playing is not None else None
-        if game is not None:
-            self._show(game.status)
 
     def _show(self, status: str) -> None:
         """The live status, when it changed."""

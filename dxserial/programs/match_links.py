@@ -51,7 +51,8 @@ class EngineSide(Engine):
 
 class Playing:
     """One game on the desk: its conductor, which slot is its side "A" and "B", and what
-    the match does with the actions that are not the driver's (lines, news, hang-ups)."""
+    the match does with the actions that are not the driver's (lines, news, hang-ups) and
+    after each of the game's answers (``after``: show its status)."""
 
     def __init__(
         self,
@@ -59,10 +60,12 @@ class Playing:
         a: EngineSide,
         b: EngineSide,
         handle: Callable[[Action], None],
+        after: Callable[[], None],
     ) -> None:
         self.game = game
         self.sides = {"A": a, "B": b}
         self.handle = handle
+        self.after = after
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def carry(self, actions: list[Action]) -> list[Action]:
@@ -75,6 +78,7 @@ class Playing:
                 out.append(action)
             else:
                 self.handle(action)
+        self.after()
         if self.game.over and not self.done.done():
             self.done.set_result(None)
         return out
@@ -218,10 +222,15 @@ class EngineDesk:
         task.add_done_callback(self._closing.discard)
 
     def seat(
-        self, game: GameConductor, a: EngineSide, b: EngineSide, handle: Callable[[Action], None]
+        self,
+        game: GameConductor,
+        a: EngineSide,
+        b: EngineSide,
+        handle: Callable[[Action], None],
+        after: Callable[[], None],
     ) -> Playing:
         """``game`` between ``a`` and ``b``: their links' reports go to it from now on."""
-        playing = Playing(game, a, b, self._hangups(a, b, handle))
+        playing = Playing(game, a, b, self._hangups(a, b, handle), after)
         self.switch.seat(playing)
         return playing
 
