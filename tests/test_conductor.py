@@ -35,13 +35,13 @@ class Game:
         settings: dict[str, object] = {"games": 1, "moves": 2, "move_timeout": 10.0}
         settings.update(config)
         self.a, self.b = Engine("A"), Engine("B")
-        self.a.joined()
-        self.b.joined()
         self.conductor = GameConductor(
             1, self.a, self.b, MatchConfig(**settings),  # type: ignore[arg-type]
             white="A", last={"A", "B"},
         )
         self.now = 1000.0
+        for side in ("A", "B"):
+            assert self.conductor.joined(side, self.now) == []
         self.sent: dict[str, list[bytes]] = {"A": [], "B": []}
         self.actions: list[Action] = []
         self.apply(self.conductor.begin(self.now))
@@ -159,7 +159,7 @@ def test_no_move_within_the_move_timeout_forfeits_the_game() -> None:
     assert result.reason == "Black Beta (B) forfeits: no move within 10 s"
     assert "engine Beta (B) failed: no move within 10 s" in game.said()
     # The failed engine is hung up; White is told its opponent resigned.
-    assert any(isinstance(a, Hangup) and a.side == "B" for a in game.actions)
+    assert Hangup("B", "no move within 10 s") in game.actions
     assert game.take("A") == [GameEnd(reason=EndReason.RESIGN, stop=StopCode.STOP)]
     game.send("A", b"E01")
     assert game.conductor.over

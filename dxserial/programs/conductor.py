@@ -136,6 +136,11 @@ class GameConductor(BaseMachine[str]):
         self._next_stale(now, out)
         return out
 
+    def joined(self, side: str, now: float, who: str = "") -> list[Action]:
+        """A connection to the engine on ``side`` opened: a new dialogue (before :meth:`begin`)."""
+        self.engines[side].joined()
+        return []
+
     def receive(self, side: str, raw: bytes, now: float) -> list[Action]:
         return self._input(side, read(raw), now)
 

@@ -30,7 +30,7 @@ __all__ = ["EndExchange", "hangup"]
 def hangup(engine: Engine, side: str, out: list[Action]) -> None:
     """Close the engine's connection (its endpoint stays ready for the next one)."""
     engine.connected = False
-    out.append(Hangup(side))
+    out.append(Hangup(side, engine.failure or engine.gone or "the session is over"))
 
 
 class EndExchange:
