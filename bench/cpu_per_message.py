@@ -15,6 +15,7 @@ carries one message through the bridge in each direction.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -23,7 +24,7 @@ import tempfile
 from pathlib import Path
 from types import FrameType
 
-from game_latency import _bridge_command  # bench/game_latency.py
+from game_latency import BASELINE_ENV, BASELINE_KIND, _bridge_command  # bench/game_latency.py
 from tables import median_row  # bench/tables.py
 
 HERE = Path(__file__).resolve().parent
@@ -69,6 +70,8 @@ def _cpu(harness: Path, kind: str, frames: int, out: Path) -> dict[str, float]:
 
 def run_section(harness: Path, rounds: int) -> str:
     kinds = [k for k in KINDS if k != "ser2net" or shutil.which("ser2net")]
+    if os.environ.get(BASELINE_ENV):  # bench/run.py --baseline DIR: its bridge, same rounds
+        kinds.insert(kinds.index("dxserial bridge --link nul"), BASELINE_KIND)
     per: dict[str, dict[str, list[float]]] = {k: {"all": [], "user": [], "sys": [],
                                                   "ratio": []} for k in kinds}
     messages = 2 * (LONG - SHORT)

@@ -62,6 +62,11 @@ def _read_frame(fd: int, limit: float = 5.0) -> bytes:
     return data
 
 
+#: ``bench/run.py --baseline DIR``: the checkout whose bridge runs as BASELINE_KIND.
+BASELINE_ENV = "DXSERIAL_BENCH_BASELINE"
+BASELINE_KIND = "baseline: dxserial bridge --link nul"
+
+
 def _bridge_command(kind: str, path: str, port: int, tmp: str) -> list[str]:
     if kind == "ser2net":
         config = Path(tmp) / f"ser2net-{port}.yaml"
@@ -75,8 +80,11 @@ def _bridge_command(kind: str, path: str, port: int, tmp: str) -> list[str]:
                 "-P", str(Path(tmp) / f"ser2net-{port}.pid")]
     if kind == "transport floor":
         return [sys.executable, str(HERE / "transport_floor.py"), path, str(port)]
-    return [sys.executable, "-m", "dxserial", "bridge", path, "--link", "nul",
-            "--listen", f"127.0.0.1:{port}", "-q", "--no-serial-check"]  # a scripted peer
+    command = [sys.executable, "-m", "dxserial", "bridge", path, "--link", "nul",
+               "--listen", f"127.0.0.1:{port}", "-q", "--no-serial-check"]  # a scripted peer
+    if kind == BASELINE_KIND:
+        return ["env", f"PYTHONPATH={os.environ[BASELINE_ENV]}", *command]
+    return command
 
 
 def play_once(kind: str, games: int, pause: float) -> dict[str, list[float]]:

@@ -48,7 +48,8 @@ from pathlib import Path
 from cpu_per_message import run_section as cpu_section  # bench/cpu_per_message.py
 from faults import section as run_faults  # bench/faults.py
 from fuzz import run_section as run_fuzz  # bench/fuzz.py
-from game_latency import run_section as game_section  # bench/game_latency.py
+from game_latency import BASELINE_ENV, BASELINE_KIND  # bench/game_latency.py
+from game_latency import run_section as game_section
 from hostile import section as run_hostile  # bench/hostile.py
 from perf import run_idle, run_movegen, run_nulmodem, run_parsing  # bench/perf.py
 from probe_matrix import run_section as run_probe  # bench/probe_matrix.py
@@ -114,12 +115,17 @@ def bridge_configs(harness: Path) -> list[tuple[str, list[str]]]:
          ["--bridge", "cmd", "--bridge-cmd", f"{sys.executable} {plumbing} {{serial}} {{port}}"])
     )
     bridge = "bridge {serial} --link nul --listen 127.0.0.1:{port} -q"
-    for label, prefix, extra in (
-        ("dxserial bridge --link nul", "", ""),
-        ("dxserial bridge --link nul (asyncio loop)", "env DXSERIAL_LOOP=asyncio ", ""),
-        ("dxserial bridge --link nul --referee off", "", " --referee off"),
-    ):
-        command = f"{prefix}{dx} {bridge}{extra}"
+    runs = [
+        ("dxserial bridge --link nul", dx, ""),
+        ("dxserial bridge --link nul (asyncio loop)", f"env DXSERIAL_LOOP=asyncio {dx}", ""),
+        ("dxserial bridge --link nul --referee off", dx, " --referee off"),
+    ]
+    baseline = os.environ.get(BASELINE_ENV)
+    if baseline:  # the same command, run from the other checkout's code
+        other = f"env PYTHONPATH={baseline} {sys.executable} -m dxserial"
+        runs.insert(1, (BASELINE_KIND, other, ""))
+    for label, program, extra in runs:
+        command = f"{program} {bridge}{extra}"
         configs.append((label, ["--bridge", "cmd", "--bridge-cmd", command]))
     return configs
 
@@ -266,7 +272,14 @@ def main() -> int:
     ap.add_argument("--harness", help="path of shared/bench/bench.py")
     ap.add_argument("--fault-messages", type=int, help="faults: messages per direction")
     ap.add_argument("--soak-games", type=int, help="soak: games (default 60)")
+    ap.add_argument(
+        "--baseline", metavar="DIR",
+        help="bridges, cpu: also run the bridge of another checkout (say the previous main,\n"
+        "made with `git worktree add DIR COMMIT`) in the same rounds, for a side-by-side row",
+    )
     args = ap.parse_args()
+    if args.baseline:
+        os.environ[BASELINE_ENV] = str(Path(args.baseline).resolve())
     sections = read_sections()
     for name in args.only or list(SECTIONS):
         title, func = SECTIONS[name]

@@ -206,24 +206,19 @@ class Driver(Generic[S]):
             feed()
 
     def _on_event(self, side: S, event: LinkEvent) -> None:
+        if self._working:  # a job runs: the machine takes this after it, in order
+            self._held.append(lambda: self._on_event(side, event))
+            return
         machine = self.machine
         if isinstance(event, MessageReceived):
-            raw = event.raw
-            if self._working:
-                self._held.append(lambda: self._received(side, raw))
-            else:
-                self._received(side, raw)
+            self._received(side, event.raw)
         elif isinstance(event, MessageDelivered):
-            delivered = event.raw
-            self._input(
-                lambda: self.apply(machine.delivered(side, delivered, self.now()))
-            )
+            self.apply(machine.delivered(side, event.raw, self.now()))
         elif isinstance(event, LinkDown):
-            raws, why = list(event.undelivered), str(event.error)
-            self._input(lambda: self.apply(machine.link_down(side, raws, why, self.now())))
+            why = str(event.error)
+            self.apply(machine.link_down(side, list(event.undelivered), why, self.now()))
         elif isinstance(event, LinkProblem):
-            problem = event
-            self._input(lambda: self.apply(machine.line_problem(side, problem, self.now())))
+            self.apply(machine.line_problem(side, event, self.now()))
 
     def _received(self, side: S, raw: bytes) -> None:
         self._settle_due = True
@@ -233,15 +228,17 @@ class Driver(Generic[S]):
 
     def apply(self, actions: list[Action]) -> None:
         """Carry out ``actions`` in order, after any already queued."""
-        queue = self._queue
-        queue.extend(actions)
-        if self._applying:
+        if self._applying:  # an input while actions are applied: its actions wait behind
+            self._queue.extend(actions)
             return
         self._applying = True
+        do, queue = self._do, self._queue
         try:
+            for action in actions:
+                do(action)
             while True:
                 while queue:
-                    self._do(queue.popleft())
+                    do(queue.popleft())
                 if not self._settle_due:
                     break
                 self._settle_due = False  # the writes are done: now the judgement
@@ -379,6 +376,8 @@ class Driver(Generic[S]):
             return
         deadline = self.machine.next_deadline()
         timer = self._timer
+        if timer is None and deadline is None:  # the usual case: nothing waits
+            return
         if timer is not None:
             if deadline is not None and timer.when() == deadline:
                 return
