@@ -4,8 +4,8 @@
 match's two engines; A plays the initiator's part for the referee).  It takes the engines'
 messages as bytes with the time they came, and answers with actions: messages to send
 (relayed moves byte for byte), log lines, news for a live view, a hang-up for a failed
-engine.  :class:`~dxserial.programs.match.Match` runs one per game; the rules it keeps are
-in the module docstring of :mod:`dxserial.programs.match`.
+engine.  :class:`~dxserial.programs.match.Match` runs one per game; the rules it keeps:
+docs/match.md.
 """
 
 from __future__ import annotations
