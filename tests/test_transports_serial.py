@@ -254,7 +254,7 @@ async def test_socket_url_talks_to_a_tcp_server() -> None:
     try:
         link = await open_serial(f"socket://127.0.0.1:{port}")
         try:
-            sock = link._writer.get_extra_info("socket")
+            sock = link.transport.get_extra_info("socket")
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
             assert await read_n(link, 3) == b"\x02R\x03"
             await link.write(b"\x02R\x03")

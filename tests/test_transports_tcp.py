@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import Port
+from dxserial.transports.base import Port, PortProtocol
 from dxserial.transports.tcp import (
     DXP_PORT,
     Endpoint,
@@ -133,7 +133,7 @@ async def test_a_raw_client_receives_exactly_what_was_written(server: Server) ->
         link = await server.accepted()
         for message in MESSAGES:
             await link.write(message)
-            assert link._writer.transport.get_write_buffer_size() == 0
+            assert link.transport.get_write_buffer_size() == 0
         got = b""
         while len(got) < sum(map(len, MESSAGES)):
             got += await asyncio.wait_for(loop.sock_recv(raw, 65536), 5)
@@ -169,8 +169,10 @@ async def test_each_write_is_its_own_send_even_when_the_kernel_is_full(server: S
     sock.sends = []
     sock.connect(("127.0.0.1", server.port))
     sock.setblocking(False)
-    reader, writer = await asyncio.open_connection(sock=sock)
-    link = TcpPort.from_streams(reader, writer)
+    transport, protocol = await asyncio.get_running_loop().create_connection(
+        PortProtocol, sock=sock
+    )
+    link = TcpPort.connected(transport, protocol)
     peer = await server.accepted()
     try:
         assert all(options(link.socket))
@@ -189,7 +191,7 @@ async def test_each_write_is_its_own_send_even_when_the_kernel_is_full(server: S
         first = asyncio.create_task(link.write(MESSAGES[0]))
         await asyncio.sleep(0)  # one step of the task: write, then wait in drain
         assert not first.done()  # write() waits until the kernel took the message...
-        assert link._writer.transport.get_write_buffer_size() == len(MESSAGES[0])
+        assert link.transport.get_write_buffer_size() == len(MESSAGES[0])
         assert await read_total(peer, filler + len(MESSAGES[0])) == b"\x01" * filler + MESSAGES[0]
         await asyncio.wait_for(first, 5)
         await link.write(MESSAGES[1])  # ...so this one cannot be merged with it

@@ -1,10 +1,12 @@
-"""What the bridge needs from any port (a byte pipe), and one implementation on asyncio streams.
+"""What the bridge needs from any port (a byte pipe), and one implementation on asyncio.
 
 The bridge does not care whether bytes come from a serial port, a DOSBox socket or a TCP
-peer: it reads chunks, writes whole framed messages and closes.  Serial and TCP links share
-:class:`StreamPort`; they differ only in their names and in how a lost link is reported.
+peer: it reads chunks, writes whole framed messages and closes.  Serial and TCP ports share
+:class:`StreamPort`, an asyncio transport whose :class:`PortProtocol` hands each chunk
+straight to the link driver (no stream reader or writer in between); they differ only in
+their names and in how a lost port is reported.
 
-Two rules every link keeps:
+Two rules every port keeps:
 
 * ``write()`` returns only when the transport holds nothing more of ``data``: everything was
   handed to the kernel.  So two calls never merge into one ``send()`` (DXP peers such as
@@ -20,8 +22,8 @@ import fcntl
 import logging
 import struct
 import termios
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Protocol, SupportsIndex, runtime_checkable
+from collections.abc import Awaitable, Callable
+from typing import Protocol, cast, runtime_checkable
 
 from dxserial.errors import PortError
 
@@ -81,31 +83,95 @@ class PushPort(Protocol):
     def resume_reading(self) -> None: ...
 
 
-class PushReader(asyncio.StreamReader):
-    """A stream reader that can hand each chunk straight to a callback.
+class PortProtocol(asyncio.Protocol):
+    """What a port's transport calls: each chunk straight to a callback, or buffered.
 
-    asyncio's own reader buffers data and wakes a reading task: one extra pass of the event
-    loop per read, on the bridge's hot path.  In push mode (:meth:`push_to`) each chunk is
-    handed on inside the transport's callback instead.  Until then, and for callers that
-    use :meth:`read`, it buffers (bounded: the transport is paused past ``2 * limit``).
-    Only the reader's public methods are overridden; asyncio's buffer is never touched.
+    In push mode (:meth:`push_to`) each chunk is handed on inside the transport's own
+    callback: no stream reader, no task woken per read, on the bridge's hot path.  Until
+    then, and for callers that use :meth:`read`, it buffers (bounded: the transport is
+    paused past ``2 * limit``).  Writes wait in :meth:`drain` until the transport's buffer
+    is empty again (its high-water mark is 0, see :class:`StreamPort`).
     """
 
-    def __init__(self, limit: int = READ_CHUNK) -> None:
-        super().__init__(limit=limit)
+    def __init__(
+        self,
+        limit: int = READ_CHUNK,
+        on_connect: Callable[[asyncio.Transport, PortProtocol], object] | None = None,
+    ) -> None:
+        self.transport: asyncio.Transport | None = None
         self._limit_bytes = limit
+        self._on_connect = on_connect  # a server's: called with each new connection
         self._data = bytearray()
         self._ended = False
         self._error: Exception | None = None
         self._waiter: asyncio.Future[None] | None = None
-        self._transport_ref: asyncio.BaseTransport | None = None
         self._paused = False
         self._on_data: DataCallback | None = None
         self._on_end: Callable[[BaseException | None], None] | None = None
+        self._write_paused = False
+        self._drained: asyncio.Future[None] | None = None
+        self._lost = False
+        self._closed: asyncio.Future[None] | None = None
+        self._task: asyncio.Task[object] | None = None
 
-    def set_transport(self, transport: asyncio.BaseTransport) -> None:
-        super().set_transport(transport)
-        self._transport_ref = transport
+    # ------------------------------------------------------------------ asyncio's calls
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports do not subclass asyncio.Transport; they have its methods.
+        transport = cast(asyncio.Transport, transport)
+        self.transport = transport
+        if self._on_connect is not None:
+            result = self._on_connect(transport, self)
+            if asyncio.iscoroutine(result):
+                self._task = asyncio.get_running_loop().create_task(result)
+
+    def data_received(self, data: bytes) -> None:
+        if not data:
+            return
+        if self._on_data is not None:
+            self._on_data(bytes(data))
+            return
+        self._data += data
+        self._wake()
+        transport = self.transport
+        if len(self._data) > 2 * self._limit_bytes and transport is not None and not self._paused:
+            with contextlib.suppress(NotImplementedError, AttributeError, RuntimeError):
+                transport.pause_reading()
+                self._paused = True
+
+    def eof_received(self) -> bool:
+        self._ended = True
+        self._wake()
+        if self._on_end is not None:
+            self._finish()
+        return True  # keep the transport open: a half-closed peer still reads
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+        if exc is None:
+            self._ended = True
+        elif self._error is None:
+            self._error = exc
+        self._wake()
+        if self._on_end is not None:
+            self._finish()
+        drained, self._drained = self._drained, None
+        if drained is not None and not drained.done():
+            drained.set_exception(exc or ConnectionResetError("connection lost"))
+            drained.exception()  # retrieved: nobody may be waiting any more
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        drained, self._drained = self._drained, None
+        if drained is not None and not drained.done():
+            drained.set_result(None)
+
+    # ------------------------------------------------------------------ ours
 
     def push_to(
         self,
@@ -120,33 +186,6 @@ class PushReader(asyncio.StreamReader):
             self._resume()
             on_data(data)
         if self._ended or self._error is not None:
-            self._finish()
-
-    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
-        data = bytes(data)
-        if not data:
-            return
-        if self._on_data is not None:
-            self._on_data(data)
-            return
-        self._data += data
-        self._wake()
-        transport = self._transport_ref
-        if len(self._data) > 2 * self._limit_bytes and transport is not None and not self._paused:
-            with contextlib.suppress(NotImplementedError, AttributeError):
-                transport.pause_reading()  # type: ignore[attr-defined]
-                self._paused = True
-
-    def feed_eof(self) -> None:
-        self._ended = True
-        self._wake()
-        if self._on_end is not None:
-            self._finish()
-
-    def set_exception(self, exc: BaseException) -> None:
-        self._error = exc if isinstance(exc, Exception) else ConnectionAbortedError(str(exc))
-        self._wake()
-        if self._on_end is not None:
             self._finish()
 
     def exception(self) -> Exception | None:
@@ -172,6 +211,25 @@ class PushReader(asyncio.StreamReader):
             raise self._error
         return b""
 
+    async def drain(self) -> None:
+        """Until the transport's buffer is empty (its high-water mark is 0)."""
+        if self._error is not None:
+            raise self._error
+        if self._lost:
+            raise ConnectionResetError("connection lost")
+        if not self._write_paused:
+            return
+        if self._drained is None:
+            self._drained = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self._drained)
+
+    async def wait_closed(self) -> None:
+        if self._lost:
+            return
+        if self._closed is None:
+            self._closed = asyncio.get_running_loop().create_future()
+        await self._closed
+
     def _finish(self) -> None:
         on_end, self._on_end = self._on_end, None
         self._on_data = None
@@ -183,60 +241,51 @@ class PushReader(asyncio.StreamReader):
             self._waiter.set_result(None)
 
     def _resume(self) -> None:
-        transport = self._transport_ref
+        transport = self.transport
         if self._paused and transport is not None and len(self._data) <= self._limit_bytes:
-            with contextlib.suppress(NotImplementedError, AttributeError):
-                transport.resume_reading()  # type: ignore[attr-defined]
+            with contextlib.suppress(NotImplementedError, AttributeError, RuntimeError):
+                transport.resume_reading()
             self._paused = False
 
 
-def stream_pair(
-    transport: asyncio.Transport, protocol: asyncio.StreamReaderProtocol, reader: PushReader
-) -> tuple[PushReader, asyncio.StreamWriter]:
-    """The writer that goes with ``reader`` on an already connected ``transport``."""
-    return reader, asyncio.StreamWriter(transport, protocol, reader, asyncio.get_running_loop())
+#: A connected transport and the protocol it calls.
+Connection = tuple[asyncio.Transport, PortProtocol]
 
 
-async def open_connection(host: str, port: int) -> tuple[PushReader, asyncio.StreamWriter]:
-    """``asyncio.open_connection`` with a :class:`PushReader`."""
+async def open_connection(host: str, port: int) -> Connection:
+    """A TCP connection with a :class:`PortProtocol`."""
     loop = asyncio.get_running_loop()
-    reader = PushReader()
-    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
-    transport, _ = await loop.create_connection(lambda: protocol, host, port)
-    return stream_pair(transport, protocol, reader)
+    transport, protocol = await loop.create_connection(PortProtocol, host, port)
+    return transport, protocol
 
 
-ClientCallback = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None] | None]
+ClientCallback = Callable[[asyncio.Transport, PortProtocol], Awaitable[None] | None]
 
 
 async def start_server(on_client: ClientCallback, host: str, port: int) -> asyncio.Server:
-    """``asyncio.start_server`` with a :class:`PushReader` per connection."""
+    """A TCP server with a :class:`PortProtocol` per connection, handed to ``on_client``."""
     loop = asyncio.get_running_loop()
-
-    def factory() -> asyncio.StreamReaderProtocol:
-        return asyncio.StreamReaderProtocol(PushReader(), on_client, loop=loop)
-
-    return await loop.create_server(factory, host, port)
+    return await loop.create_server(lambda: PortProtocol(on_connect=on_client), host, port)
 
 
 class StreamPort:
-    """A :class:`Port` over an asyncio ``StreamReader``/``StreamWriter`` pair.
+    """A :class:`Port` over an asyncio transport and its :class:`PortProtocol`.
 
-    The writer's transport gets a high-water mark of 0, so ``drain()`` waits until its
-    buffer is empty: that is what makes ``write()`` mean "handed to the kernel" and keeps
-    consecutive writes from being merged in the transport's buffer.
+    The transport gets a high-water mark of 0, so a write waits until its buffer is empty:
+    that is what makes ``write()`` mean "handed to the kernel" and keeps consecutive writes
+    from being merged in the transport's buffer.
     """
 
     name: str
 
-    def __init__(self, name: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    def __init__(self, name: str, transport: asyncio.Transport, protocol: PortProtocol):
         self.name = name
-        self._reader = reader
-        self._writer = writer
+        self.transport = transport
+        self._protocol = protocol
         self._closed = False
         #: What :meth:`_unsent_bytes` said when the link ended (``None``: unknown).
         self.unsent_at_end: int | None = None
-        writer.transport.set_write_buffer_limits(high=0)
+        transport.set_write_buffer_limits(high=0)
 
     @property
     def closed(self) -> bool:
@@ -246,12 +295,12 @@ class StreamPort:
     @property
     def ending(self) -> bool:
         """The other end hung up or the link failed, even if nobody has read that yet."""
-        reader = self._reader
+        protocol = self._protocol
         return (
             self._closed
-            or self._writer.transport.is_closing()
-            or reader.at_eof()
-            or reader.exception() is not None
+            or self.transport.is_closing()
+            or protocol.at_eof()
+            or protocol.exception() is not None
         )
 
     def _lost(self, exc: BaseException) -> PortError:
@@ -269,9 +318,6 @@ class StreamPort:
         error raised by ``on_data`` ends the link (it is logged, with its traceback, as a
         bug) rather than escaping into the event loop.
         """
-        reader = self._reader
-        if not isinstance(reader, PushReader):
-            return False
         ended = False
 
         def end(exc: BaseException | None) -> None:
@@ -302,9 +348,9 @@ class StreamPort:
             except Exception as exc:
                 log.exception("%s: handling what was read failed", self.name)
                 end(PortError(f"{self.name}: internal error: {exc}"))
-                self._writer.transport.abort()
+                self.transport.abort()
 
-        reader.push_to(data, end)
+        self._protocol.push_to(data, end)
         return True
 
     async def wait_taken(self, timeout: float = 0.2) -> None:
@@ -325,8 +371,8 @@ class StreamPort:
     def _unsent_bytes(self) -> int | None:
         """Bytes written but not yet taken by the other end (TIOCOUTQ: for a socket, not
         yet acknowledged by the peer's machine; for a tty, not yet sent down the line)."""
-        sock = self._writer.get_extra_info("socket")
-        fd = sock.fileno() if sock is not None else self._writer.get_extra_info("pipe_fd")
+        sock = self.transport.get_extra_info("socket")
+        fd = sock.fileno() if sock is not None else self.transport.get_extra_info("pipe_fd")
         if not isinstance(fd, int) or fd < 0:
             return None
         try:
@@ -338,11 +384,11 @@ class StreamPort:
     def pause_reading(self) -> None:
         """Stop reading from the OS (flow control: the other side cannot keep up)."""
         with contextlib.suppress(RuntimeError, AttributeError, NotImplementedError):
-            self._writer.transport.pause_reading()  # type: ignore[attr-defined]
+            self.transport.pause_reading()
 
     def resume_reading(self) -> None:
         with contextlib.suppress(RuntimeError, AttributeError, NotImplementedError):
-            self._writer.transport.resume_reading()  # type: ignore[attr-defined]
+            self.transport.resume_reading()
 
     def _decode(self, chunk: bytes) -> bytes:
         """What a chunk read carries (a subclass may absorb escapes); identity here."""
@@ -353,7 +399,7 @@ class StreamPort:
         if self._closed:
             return b""
         try:
-            data = await self._reader.read(READ_CHUNK)
+            data = await self._protocol.read(READ_CHUNK)
         except PortError:
             raise
         except OSError as exc:
@@ -369,11 +415,11 @@ class StreamPort:
         if not data:
             return
         try:
-            if self._writer.transport.is_closing():
+            if self.transport.is_closing():
                 # A lost transport silently drops writes; say why instead.
-                raise self._reader.exception() or ConnectionResetError("connection lost")
-            self._writer.write(data)
-            await self._writer.drain()
+                raise self._protocol.exception() or ConnectionResetError("connection lost")
+            self.transport.write(data)
+            await self._protocol.drain()
         except PortError:
             raise
         except OSError as exc:
@@ -381,11 +427,11 @@ class StreamPort:
 
     def try_write(self, data: bytes) -> bool:
         """Write at once when the transport holds nothing: one message, one ``send()``."""
-        transport = self._writer.transport
+        transport = self.transport
         if self._closed or transport.is_closing() or transport.get_write_buffer_size():
             return False
         try:
-            self._writer.write(data)
+            transport.write(data)
         except OSError:
             return False
         # A send that failed closes the transport without raising: report "not written",
@@ -397,9 +443,9 @@ class StreamPort:
         if self._closed:
             return
         self._closed = True
-        self._writer.close()
+        self.transport.close()
         try:
-            await asyncio.wait_for(self._writer.wait_closed(), CLOSE_TIMEOUT)
+            await asyncio.wait_for(self._protocol.wait_closed(), CLOSE_TIMEOUT)
         except TimeoutError:
             log.debug("%s: transport still closing after %g s", self.name, CLOSE_TIMEOUT)
         except Exception as exc:  # the error that ended the link; already reported

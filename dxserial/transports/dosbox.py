@@ -66,7 +66,13 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple, TypeAlias
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import open_connection, os_reason, start_server
+from dxserial.transports.base import (
+    Connection,
+    PortProtocol,
+    open_connection,
+    os_reason,
+    start_server,
+)
 from dxserial.transports.schemes import SCHEMES as ALL_SCHEMES
 from dxserial.transports.serial import SerialPort, SerialSettings
 from dxserial.transports.tcp import Endpoint, format_address, parse_endpoint, tune_socket
@@ -257,13 +263,13 @@ class DosboxPort(SerialPort):
         self,
         url: str,
         settings: SerialSettings,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        transport: asyncio.Transport,
+        protocol: PortProtocol,
         *,
         transparent: bool,
         peer: str,
     ) -> None:
-        super().__init__(url, settings, reader, writer, None)
+        super().__init__(url, settings, transport, protocol, None)
         self.transparent = transparent
         #: DOSBox's address, ``host:port``.
         self.peer = peer
@@ -350,12 +356,12 @@ class DosboxPort(SerialPort):
         if self.transparent:
             log.debug("%s: transparent mode carries no line states; skipped", self.port)
             return
-        if self.closed or self._writer.transport.is_closing():
+        if self.closed or self.transport.is_closing():
             log.debug("%s: link closed; line state %s not sent", self.port, state)
             return
         # Two bytes, written now: the transport sends them at once (or right after what
         # it still holds), which keeps an escape pair in one segment.
-        self._writer.write(state.to_wire())
+        self.transport.write(state.to_wire())
 
 
 async def open_dosbox(
@@ -375,16 +381,18 @@ async def open_dosbox(
     settings = settings or SerialSettings()
     target = parse_dosbox_url(url)
     if target.listen:
-        reader, writer = await _accept_one(url, target.endpoint, on_listening)
+        transport, protocol = await _accept_one(url, target.endpoint, on_listening)
     else:
-        reader, writer = await _connect(url, target.endpoint, connect_timeout)
-    tune_socket(writer.get_extra_info("socket"))
-    peername = writer.get_extra_info("peername")
+        transport, protocol = await _connect(url, target.endpoint, connect_timeout)
+    tune_socket(transport.get_extra_info("socket"))
+    peername = transport.get_extra_info("peername")
     if isinstance(peername, tuple) and len(peername) >= 2:
         peer = format_address(str(peername[0]), int(peername[1]))
     else:
         peer = str(peername)
-    link = DosboxPort(url, settings, reader, writer, transparent=target.transparent, peer=peer)
+    link = DosboxPort(
+        url, settings, transport, protocol, transparent=target.transparent, peer=peer
+    )
     try:
         await link.start()
     except BaseException:
@@ -395,9 +403,7 @@ async def open_dosbox(
     return link
 
 
-async def _connect(
-    url: str, endpoint: Endpoint, timeout: float
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _connect(url: str, endpoint: Endpoint, timeout: float) -> Connection:
     try:
         return await asyncio.wait_for(
             open_connection(endpoint.host, endpoint.port), timeout
@@ -418,19 +424,17 @@ async def _connect(
 
 async def _accept_one(
     url: str, endpoint: Endpoint, on_listening: Callable[[Endpoint], None] | None
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+) -> Connection:
     """Listen until DOSBox connects, then stop listening (later callers are refused)."""
     loop = asyncio.get_running_loop()
-    accepted: asyncio.Future[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = (
-        loop.create_future()
-    )
+    accepted: asyncio.Future[Connection] = loop.create_future()
 
-    def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def on_connection(transport: asyncio.Transport, protocol: PortProtocol) -> None:
         if accepted.done():
             log.warning("%s: a second connection refused (DOSBox is already here)", url)
-            writer.close()
+            transport.close()
             return
-        accepted.set_result((reader, writer))
+        accepted.set_result((transport, protocol))
 
     try:
         server = await start_server(on_connection, endpoint.host, endpoint.port)
@@ -452,7 +456,7 @@ async def _accept_one(
         return await accepted
     except BaseException:
         if accepted.done() and not accepted.cancelled():
-            accepted.result()[1].close()
+            accepted.result()[0].close()
         raise
     finally:
         server.close()  # one cable, one peer: stop listening once DOSBox is here

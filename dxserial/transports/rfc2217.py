@@ -24,7 +24,7 @@ import serial
 import serial.rfc2217
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import PushReader
+from dxserial.transports.base import PortProtocol
 from dxserial.transports.serial import SerialPort, SerialSettings
 
 __all__ = ["open_rfc2217"]
@@ -236,10 +236,8 @@ async def open_rfc2217(url: str, settings: SerialSettings) -> SerialPort:
         settings.parity,
         settings.stopbits,
     )
-    reader = PushReader()
-    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+    protocol = PortProtocol()
     transport = _ThreadTransport(loop, protocol, ser)
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    link = SerialPort(url, settings, reader, writer, ser)
+    link = SerialPort(url, settings, transport, protocol, ser)
     log.debug("opened %s (RFC 2217) %s", url, settings)
     return link

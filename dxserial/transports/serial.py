@@ -36,7 +36,7 @@ import serial
 from serial_asyncio_fast import SerialTransport
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import PushReader, StreamPort, os_reason
+from dxserial.transports.base import PortProtocol, StreamPort, os_reason
 from dxserial.transports.permissions import permission_denied
 from dxserial.transports.schemes import split_scheme
 from dxserial.transports.tcp import tune_socket
@@ -110,11 +110,11 @@ class SerialPort(StreamPort):
         self,
         port: str,
         settings: SerialSettings,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        transport: asyncio.Transport,
+        protocol: PortProtocol,
         serial_instance: Any = None,
     ) -> None:
-        super().__init__(port, reader, writer)
+        super().__init__(port, transport, protocol)
         self.port = port
         self.settings = settings
         self._serial = serial_instance  # None for socket://
@@ -357,11 +357,9 @@ async def _open_device(port: str, device: str, settings: SerialSettings) -> Seri
         # The open goes on in its thread; do not leak the port it may still return.
         future.add_done_callback(_close_if_opened)
         raise
-    reader = PushReader()
-    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+    protocol = PortProtocol()
     transport = _SerialTransport(loop, protocol, ser)
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    link = SerialPort(port, settings, reader, writer, ser)
+    link = SerialPort(port, settings, transport, protocol, ser)
     await asyncio.sleep(0)  # let connection_made and the fd reader be installed
     log.debug("opened %s (%s) %s", port, device, settings)
     return link
@@ -381,8 +379,7 @@ async def _open_socket(url: str, rest: str, settings: SerialSettings) -> SerialP
     if not host or tcp_port is None or parsed.path not in ("", "/") or parsed.query:
         raise ConfigError(f"{url}: expected socket://HOST:PORT, e.g. socket://127.0.0.1:7000")
     loop = asyncio.get_running_loop()
-    reader = PushReader()
-    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+    protocol = PortProtocol()
     try:
         transport, _ = await loop.create_connection(lambda: protocol, host, tcp_port)
     except ConnectionRefusedError:
@@ -393,8 +390,7 @@ async def _open_socket(url: str, rest: str, settings: SerialSettings) -> SerialP
     except OSError as exc:
         raise PortError(f"cannot open {url}: {os_reason(exc)}") from None
     tune_socket(transport.get_extra_info("socket"))
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    return SerialPort(url, settings, reader, writer, None)
+    return SerialPort(url, settings, transport, protocol, None)
 
 
 def _with_errno(error: PortError, cause: BaseException) -> PortError:

@@ -17,7 +17,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.transports.base import StreamPort, open_connection, os_reason, start_server
+from dxserial.transports.base import (
+    PortProtocol,
+    StreamPort,
+    open_connection,
+    os_reason,
+    start_server,
+)
 
 log = logging.getLogger("dxserial.transports.tcp")
 
@@ -110,32 +116,32 @@ def tune_socket(sock: Any) -> None:
 class TcpPort(StreamPort):
     """One TCP connection.  ``read()`` returns ``b""`` when the peer closes cleanly.
 
-    ``peer`` is the other end's ``host:port`` for log lines.  Build one from streams with
-    :meth:`from_streams` (that applies the socket options and the one-send-per-write rule).
+    ``peer`` is the other end's ``host:port`` for log lines.  Build one with
+    :meth:`connected` (that applies the socket options and the one-send-per-write rule).
     """
 
     peer: str
     peer_host: str
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peername = writer.get_extra_info("peername")
+    def __init__(self, transport: asyncio.Transport, protocol: PortProtocol) -> None:
+        peername = transport.get_extra_info("peername")
         if isinstance(peername, tuple) and len(peername) >= 2:
             self.peer_host = str(peername[0])
             self.peer = format_address(self.peer_host, int(peername[1]))
         else:
             self.peer_host = self.peer = str(peername)
-        super().__init__(f"tcp {self.peer}", reader, writer)
+        super().__init__(f"tcp {self.peer}", transport, protocol)
 
     @classmethod
-    def from_streams(cls, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> TcpPort:
-        """Wrap a connected stream pair, setting TCP_NODELAY and keep-alive."""
-        tune_socket(writer.get_extra_info("socket"))
-        return cls(reader, writer)
+    def connected(cls, transport: asyncio.Transport, protocol: PortProtocol) -> TcpPort:
+        """A port on a connected transport, with TCP_NODELAY and keep-alive set."""
+        tune_socket(transport.get_extra_info("socket"))
+        return cls(transport, protocol)
 
     @property
     def socket(self) -> Any:
         """The connected socket (asyncio's wrapper), for inspection."""
-        return self._writer.get_extra_info("socket")
+        return self.transport.get_extra_info("socket")
 
     def _lost(self, exc: BaseException) -> PortError:
         return PortError(f"TCP peer {self.peer}: {os_reason(exc)}")
@@ -145,9 +151,7 @@ async def tcp_connect(host: str, port: int, *, timeout: float = 10.0) -> TcpPort
     """Connect to a DXP peer; :class:`~dxserial.errors.PortError` (one line) if it fails."""
     where = format_address(host, port)
     try:
-        reader, writer = await asyncio.wait_for(
-            open_connection(host, port), timeout
-        )
+        transport, protocol = await asyncio.wait_for(open_connection(host, port), timeout)
     except TimeoutError:
         raise PortError(f"cannot connect to {where}: no answer within {timeout:g} s") from None
     except ConnectionRefusedError:
@@ -159,7 +163,7 @@ async def tcp_connect(host: str, port: int, *, timeout: float = 10.0) -> TcpPort
         raise PortError(f"cannot connect to {where}: unknown host ({exc.strerror})") from None
     except OSError as exc:
         raise PortError(f"cannot connect to {where}: {os_reason(exc)}") from None
-    return TcpPort.from_streams(reader, writer)
+    return TcpPort.connected(transport, protocol)
 
 
 async def tcp_listen(
@@ -172,14 +176,12 @@ async def tcp_listen(
     """
     where = format_address(host, port)
 
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        link = TcpPort.from_streams(reader, writer)
+    async def serve(transport: asyncio.Transport, protocol: PortProtocol) -> None:
+        link = TcpPort.connected(transport, protocol)
         try:
             await on_client(link)
         except asyncio.CancelledError:
-            # The loop is shutting down.  Python 3.11's StreamReaderProtocol logs a
-            # spurious "Exception in callback" for a cancelled handler task, so end
-            # normally; the link is closed below either way.
+            # The loop is shutting down: end normally; the link is closed below either way.
             log.debug("TCP client %s: handler cancelled", link.peer)
         except Exception:
             log.exception("TCP client %s: handler failed", link.peer)
