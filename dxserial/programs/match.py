@@ -1,31 +1,10 @@
 """A match between two follower engines, with dxserial as the initiator towards both.
 
-Each game is offered to both engines with opposite colours (engine A has White in odd games,
-Black in even ones).  A move from the side to move is judged by a strict
-:class:`~dxserial.game.referee.Referee` and, if legal, relayed byte for byte to the other engine.
-Every game is written as PDN.  All I/O goes through
-:class:`~dxserial.transports.linkdriver.LinkDriver`, one per engine.
-
-Decisions (the protocol leaves them to the organiser):
-
-* **How a game ends.**  When the side to move has no legal move it loses.  When the game
-  reaches its move limit (``moves`` full moves, 2 x moves plies) it is a draw.  An engine
-  that sends GAMEEND itself gets the referee's result: reason 1 loses, 2 is a draw, 3 wins
-  (its claim is taken), 0 is ``*`` unless the board has decided.  dxserial then runs the
-  GAMEEND exchange on both connections: where dxserial is to move it sends GAMEEND (on
-  behalf of the absent opponent: 1 when that opponent lost, 2 for a draw, 3 when it won,
-  else the engine's own reason); where the engine is to move, dxserial waits for its
-  GAMEEND (or its next MOVE, which is not relayed, and then sends its own).
-* **Illegal moves.**  A MOVE in turn that the rules forbid is not relayed and loses the
-  game for its sender, with the referee's reason ("White (A) played an illegal move 32-27:
-  ..."); the sender gets a CHAT saying why.  Messages out of turn are logged and dropped.
-* **BACKREQ** from an engine is answered with K1 (take-backs are not relayed in a match).
-* **A failed engine** (link lost, no move within ``move_timeout``, refused the game) loses
-  the game by forfeit; if both failed, the result is ``*``.  With ``on_engine_failure``
-  ``stop`` the match ends there (after the GAMEEND exchange with the other engine, stop
-  code 1); with ``continue`` the failed engine's endpoint is opened again for the next game
-  and every game it cannot play is another forfeit.
-* **Stop codes.**  0 between games, 1 after the last game (and when the match stops).
+Each game is offered to both engines with opposite colours; a move from the side to move is
+judged by a strict :class:`~dxserial.game.referee.Referee` and, if legal, relayed byte for
+byte to the other engine; every game is written as PDN.  How a game ends, illegal moves,
+take-backs, failed engines and stop codes (what the protocol leaves to the organiser):
+docs/match.md.
 """
 
 from __future__ import annotations
