@@ -19,6 +19,10 @@ VERBOSE_HELP = (
     "detail (debug)."
 )
 QUIET_HELP = "Only warnings and errors."
+#: What -v says on commands that carry no messages, by command name.
+_VERBOSE_HELPS = {
+    "udev": "Accepted as on every command; udev says what it does with or without it.",
+}
 #: The Hub commands talk on stdout; a Hub client may read their stderr as the engine's.
 HUB_VERBOSE_HELP = (
     "-v: what happens (games, engines) on stderr; -vv: every line and message too. Without it "
@@ -80,15 +84,16 @@ def _shared(name: str) -> Any:
     return callback
 
 
-def add_shared_options(command: Any) -> None:
+def add_shared_options(command: Any, verbose_help: str | None = None) -> None:
     """Give ``command`` (and a group's subcommands) ``-v``/``-vv`` and ``-q`` if it does not
     declare them itself, so every command has them with one meaning."""
     from typer.core import TyperGroup, TyperOption
 
     _given.clear()
+    verbose_help = verbose_help or _VERBOSE_HELPS.get(command.name, VERBOSE_HELP)
     if isinstance(command, TyperGroup):
         for sub in command.commands.values():
-            add_shared_options(sub)
+            add_shared_options(sub, verbose_help)
         return
     names = {param.name for param in command.params}
     names |= {opt for param in command.params for opt in getattr(param, "opts", ())}
@@ -96,7 +101,7 @@ def add_shared_options(command: Any) -> None:
         command.params.append(
             TyperOption(
                 param_decls=["--verbose", "-v"], count=True, default=0, expose_value=False,
-                callback=_shared("verbose"), help=VERBOSE_HELP, metavar="",
+                callback=_shared("verbose"), help=verbose_help, metavar="",
             )
         )
     if not names & {"quiet", "-q", "--quiet"}:
