@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from dxserial.errors import ConfigError, DxSerialError
+from dxserial.files import replace_file
 from dxserial.host.udev_files import (
     EXAMPLE_FILE,
     NAME_RE,
@@ -260,17 +261,18 @@ def install(targets: Sequence[Target], *, force: bool = False) -> list[Action]:
 def _write(path: Path, text: str) -> None:
     """Write through a temporary file and rename, so a reader never sees half a file."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.dxserial-tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.chmod(0o644)
-        os.replace(tmp, path)
-    except PermissionError as exc:
-        raise InstallPermissionError(path, exc.strerror or "permission denied") from None
+        replace_file(path, text, mode=0o644)
     except OSError as exc:
-        if exc.errno == errno.EROFS:
-            raise InstallPermissionError(path, "read-only file system") from None
-        raise DxSerialError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise _refused("write", path, exc) from None
+
+
+def _refused(verb: str, path: Path, exc: OSError) -> DxSerialError:
+    """What to raise when the OS refuses to ``verb`` (write, remove) ``path``."""
+    if isinstance(exc, PermissionError):
+        return InstallPermissionError(path, exc.strerror or "permission denied")
+    if exc.errno == errno.EROFS:
+        return InstallPermissionError(path, "read-only file system")
+    return DxSerialError(f"cannot {verb} {path}: {exc.strerror or exc}")
 
 
 def installed_files(root: Path) -> list[Path]:
@@ -303,11 +305,7 @@ def uninstall(root: Path) -> list[Action]:
     for path in removable:
         try:
             path.unlink()
-        except PermissionError as exc:
-            raise InstallPermissionError(path, exc.strerror or "permission denied") from None
         except OSError as exc:
-            if exc.errno == errno.EROFS:
-                raise InstallPermissionError(path, "read-only file system") from None
-            raise DxSerialError(f"cannot remove {path}: {exc.strerror or exc}") from None
+            raise _refused("remove", path, exc) from None
         actions.append(Action(path, "remove"))
     return actions
