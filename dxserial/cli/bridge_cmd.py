@@ -20,8 +20,14 @@ from dxserial.cli.common import (
     VERBOSE_HELP,
     configure_logging,
     note_pty_speed,
-    nulmodem_settings,
     option_given,
+)
+from dxserial.cli.options import (
+    echo_timeout_option,
+    end_byte_option,
+    max_attempts_option,
+    nulmodem_settings,
+    start_byte_option,
 )
 from dxserial.config import layered
 from dxserial.errors import ConfigError
@@ -131,34 +137,10 @@ def bridge_command(
         help="Set RTS to 0 or 1 after opening (default: left as is).",
         show_default=False,
     ),
-    start_byte: str = typer.Option(
-        "0x02",
-        "--start-byte",
-        rich_help_panel="NULMODEM handshake",
-        envvar="DXSERIAL_START_BYTE",
-        help="NULMODEM start character S (also learnt from a peer that speaks first).",
-    ),
-    end_byte: str = typer.Option(
-        "0x03",
-        "--end-byte",
-        rich_help_panel="NULMODEM handshake",
-        envvar="DXSERIAL_END_BYTE",
-        help="NULMODEM end character E.",
-    ),
-    echo_timeout: float = typer.Option(
-        5.0,
-        "--echo-timeout",
-        rich_help_panel="NULMODEM handshake",
-        envvar="DXSERIAL_ECHO_TIMEOUT",
-        help="NULMODEM: seconds to wait for an echo before starting over.",
-    ),
-    max_attempts: int = typer.Option(
-        5,
-        "--max-attempts",
-        rich_help_panel="NULMODEM handshake",
-        envvar="DXSERIAL_MAX_ATTEMPTS",
-        help="NULMODEM: failed attempts in a row before the link is down.",
-    ),
+    start_byte: str = start_byte_option(envvar="DXSERIAL_START_BYTE"),
+    end_byte: str = end_byte_option(envvar="DXSERIAL_END_BYTE"),
+    echo_timeout: float = echo_timeout_option(envvar="DXSERIAL_ECHO_TIMEOUT"),
+    max_attempts: int = max_attempts_option(envvar="DXSERIAL_MAX_ATTEMPTS"),
     on_invalid: str = typer.Option(
         "drop",
         "--on-invalid",

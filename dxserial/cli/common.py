@@ -1,4 +1,7 @@
-"""Small helpers shared by the commands: logging set-up and option parsing."""
+"""Small helpers shared by the commands: logging set-up, the shared -v/-q, option sources.
+
+The options several commands declare alike (NULMODEM, layer 1) are in :mod:`dxserial.cli.options`.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,6 @@ from typing import Any, Protocol
 
 import typer
 
-from dxserial.errors import ConfigError
-from dxserial.protocol.links import NulModemSettings
 from dxserial.transports.serial import is_pseudo_terminal
 from dxserial.wirelog import WIRE
 
@@ -131,40 +132,3 @@ def note_pty_speed(port: str, baud: int) -> None:
             port,
             baud,
         )
-
-
-def parse_byte(option: str, text: str) -> int:
-    """A byte value written as 0x02, 2 or a single character."""
-    try:
-        value = int(text, 0)
-    except ValueError:
-        if len(text) == 1:
-            value = ord(text)
-        else:
-            raise ConfigError(f"{option}: {text!r} is not a byte (e.g. 0x02)") from None
-    if not 0 <= value <= 0xFF:
-        raise ConfigError(f"{option}: {text!r} is not in 0..255")
-    return value
-
-
-def nulmodem_settings(
-    start_byte: str,
-    end_byte: str,
-    echo_timeout: float,
-    max_attempts: int,
-    *,
-    learn_start: bool = True,
-) -> NulModemSettings:
-    """The NULMODEM options every command that speaks the handshake takes, checked."""
-    settings = NulModemSettings(
-        start=parse_byte("--start-byte", start_byte),
-        end=parse_byte("--end-byte", end_byte),
-        timeout=echo_timeout,
-        max_attempts=max_attempts,
-        learn_start=learn_start,
-    )
-    if settings.start == settings.end:
-        raise ConfigError("--start-byte and --end-byte must differ")
-    if not echo_timeout > 0 or max_attempts < 1:  # "not > 0" also refuses nan
-        raise ConfigError("--echo-timeout must be > 0 and --max-attempts >= 1")
-    return settings

@@ -11,7 +11,7 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import run_watched, stdout_progress
-from dxserial.cli.engine_cmd import link_options
+from dxserial.cli.options import echo_timeout_option, link_options, max_attempts_option
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.programs.tournament_runner import Tournament, load_spec
@@ -57,12 +57,8 @@ def tournament_command(
         "nulmodem", "--link", help="Layer 1 on serial endpoints: 'nulmodem' or 'nul'."
     ),
     baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
-    echo_timeout: float = typer.Option(
-        5.0, "--echo-timeout", help="NULMODEM: seconds to wait for an echo before starting over."
-    ),
-    max_attempts: int = typer.Option(
-        5, "--max-attempts", help="NULMODEM: failed attempts in a row before the link is down."
-    ),
+    echo_timeout: float = echo_timeout_option(None),
+    max_attempts: int = max_attempts_option(None),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=VERBOSE_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
