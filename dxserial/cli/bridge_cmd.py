@@ -401,6 +401,16 @@ async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None
     def say(line: str) -> None:
         print(line, flush=True)
 
+    # The web view's address is told with the ready line, once the serial port is open: a
+    # port that cannot be opened ends in its one-line error, not after a URL that goes dead.
+    held: list[str] = []
+
+    def ready(line: str) -> None:
+        for text in held:
+            say(text)
+        held.clear()
+        say(line)
+
     server = None
     loop = asyncio.get_running_loop()
     try:
@@ -409,9 +419,9 @@ async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None
 
             # The page shows the engines' game: whoever may join it may watch it.
             allow = [str(network) for network in config.allow]
-            server = await start_web(web, allow, say, f"dxserial bridge {config.port}")
+            server = await start_web(web, allow, held.append, f"dxserial bridge {config.port}")
         bridge = Bridge(
-            config, trace=writer, on_ready=say,
+            config, trace=writer, on_ready=ready,
             watch=server.publish if server is not None else None,
             observer=log_crossing if wire_enabled() else None,
         )
