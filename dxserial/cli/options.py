@@ -1,10 +1,12 @@
-"""The options several commands share, declared once: the NULMODEM handshake and layer 1.
+"""The options several commands share, declared once: the NULMODEM handshake, the serial
+line, layer 1.
 
-``bridge``, ``engine``, ``match``, ``hub`` and ``tournament`` speak NULMODEM on a serial line;
-each takes these options from here, so an option means the same and says so in the same
-words on every command.  Each factory makes a fresh ``typer.Option`` (a command may put it in
-its own help panel, and ``bridge`` reads it from the environment too); the checks that turn
-the strings into settings are here as well.
+``bridge``, ``engine``, ``match``, ``hub`` and ``tournament`` speak NULMODEM on a serial line,
+``bridge`` and ``selftest`` set the line's framing; each takes these options from here, so
+an option means the same and says so in the same words on every command.  Each factory
+makes a fresh ``typer.Option`` (a command may put it in its own help panel, and ``bridge``
+reads it from the environment too); the checks that turn the strings into settings are
+here as well.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from dxserial.protocol.links import NulModemSettings
 from dxserial.transports.endpoints import LinkKind, LinkOptions
 from dxserial.transports.serial import SerialSettings
 
-#: The help panel the NULMODEM options appear in, unless a command groups them otherwise.
+#: The help panels the options appear in, unless a command groups them otherwise.
 NULMODEM_PANEL = "NULMODEM handshake"
+SERIAL_PANEL = "Serial line"
 
 START_BYTE_HELP = "NULMODEM start character S (also learnt from a peer that speaks first)."
 END_BYTE_HELP = "NULMODEM end character E."
@@ -33,27 +36,58 @@ ENDPOINT_HELP = (
 )
 
 
-def start_byte_option(panel: str | None = NULMODEM_PANEL, envvar: str | None = None) -> Any:
+def start_byte_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
+    return _option("0x02", "--start-byte", START_BYTE_HELP, panel, env)
+
+
+def end_byte_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
+    return _option("0x03", "--end-byte", END_BYTE_HELP, panel, env)
+
+
+def echo_timeout_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
+    return _option(5.0, "--echo-timeout", ECHO_TIMEOUT_HELP, panel, env)
+
+
+def max_attempts_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
+    return _option(5, "--max-attempts", MAX_ATTEMPTS_HELP, panel, env)
+
+
+# The serial line's framing and flow control (bridge, selftest); the defaults are in the
+# help text, since the bridge's may come from its environment or configuration file.
+
+
+def bytesize_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
+    return _option(8, "--bytesize", "Data bits: 5, 6, 7 or 8 (default 8).", panel, env, False)
+
+
+def parity_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
+    return _option("N", "--parity", "Parity: N (default), E, O, S or M.", panel, env, False)
+
+
+def stopbits_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
+    return _option(1, "--stopbits", "Stop bits: 1 (default), 1.5 or 2.", panel, env, False)
+
+
+def rtscts_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
+    return _option(False, "--rtscts", "Hardware (RTS/CTS) flow control.", panel, env)
+
+
+def xonxoff_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
+    return _option(False, "--xonxoff", "Software (XON/XOFF) flow control.", panel, env)
+
+
+def _option(
+    default: object, flag: str, help: str, panel: str | None, env: bool, show_default: bool = True
+) -> Any:
+    """One option; ``env``: also read from DXSERIAL_NAME (``--echo-timeout``: ..._ECHO_TIMEOUT)."""
+    envvar = "DXSERIAL_" + flag[2:].replace("-", "_").upper() if env else None
     return typer.Option(
-        "0x02", "--start-byte", rich_help_panel=panel, envvar=envvar, help=START_BYTE_HELP
-    )
-
-
-def end_byte_option(panel: str | None = NULMODEM_PANEL, envvar: str | None = None) -> Any:
-    return typer.Option(
-        "0x03", "--end-byte", rich_help_panel=panel, envvar=envvar, help=END_BYTE_HELP
-    )
-
-
-def echo_timeout_option(panel: str | None = NULMODEM_PANEL, envvar: str | None = None) -> Any:
-    return typer.Option(
-        5.0, "--echo-timeout", rich_help_panel=panel, envvar=envvar, help=ECHO_TIMEOUT_HELP
-    )
-
-
-def max_attempts_option(panel: str | None = NULMODEM_PANEL, envvar: str | None = None) -> Any:
-    return typer.Option(
-        5, "--max-attempts", rich_help_panel=panel, envvar=envvar, help=MAX_ATTEMPTS_HELP
+        default,
+        flag,
+        rich_help_panel=panel,
+        envvar=envvar,
+        help=help,
+        show_default=show_default,
     )
 
 
