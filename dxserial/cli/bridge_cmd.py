@@ -23,9 +23,11 @@ from dxserial.cli.common import (
     option_given,
 )
 from dxserial.cli.options import (
+    baud_option,
     bytesize_option,
     echo_timeout_option,
     end_byte_option,
+    link_option,
     max_attempts_option,
     nulmodem_settings,
     parity_option,
@@ -63,13 +65,7 @@ def bridge_command(
         help="TOML file of these settings (echo_timeout = 1.0 for --echo-timeout).",
         show_default=False,
     ),
-    link: str = typer.Option(
-        "nulmodem",
-        "--link",
-        envvar="DXSERIAL_LINK",
-        help="Serial framing: 'nulmodem' (echo handshake; default) or 'nul'.",
-        show_default=False,
-    ),
+    link: str = link_option(env=True),
     listen: str | None = typer.Option(
         None,
         "--listen",
@@ -84,10 +80,7 @@ def bridge_command(
         help="Connect to a TCP engine on HOST:PORT instead (and reconnect).",
         show_default=False,
     ),
-    baud: int = typer.Option(
-        9600, "--baud", envvar="DXSERIAL_BAUD", help="Serial line speed (default 9600, DXP's).",
-        show_default=False,
-    ),
+    baud: int = baud_option(env=True),
     bytesize: int = bytesize_option(env=True),
     parity: str = parity_option(env=True),
     stopbits: float = stopbits_option(env=True),

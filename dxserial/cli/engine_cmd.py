@@ -15,8 +15,10 @@ from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.options import (
     ENDPOINT_HELP,
     NULMODEM_PANEL,
+    baud_option,
     echo_timeout_option,
     end_byte_option,
+    link_option,
     link_options,
     max_attempts_option,
     start_byte_option,
@@ -54,14 +56,8 @@ def engine_command(
     role: str = typer.Option(
         ..., "--role", help="'follower' (answers GAMEREQs) or 'initiator' (offers games)."
     ),
-    link: str = typer.Option(
-        "nulmodem", "--link", help="Layer 1 on a serial port: 'nulmodem' or 'nul'. TCP: NUL."
-    ),
-    baud: int = typer.Option(
-        9600,
-        "--baud",
-        help="Serial line speed (set with termios: a 'dxserial vpair --termios' end honours it).",
-    ),
+    link: str = link_option(),
+    baud: int = baud_option(),
     start_byte: str = start_byte_option(),
     end_byte: str = end_byte_option(),
     learn_start: bool = typer.Option(

@@ -14,8 +14,10 @@ from dxserial.cli.app import app
 from dxserial.cli.common import HUB_QUIET_HELP, HUB_VERBOSE_HELP, configure_logging
 from dxserial.cli.options import (
     ENDPOINT_HELP,
+    baud_option,
     echo_timeout_option,
     end_byte_option,
+    link_option,
     link_options,
     max_attempts_option,
     start_byte_option,
@@ -33,10 +35,8 @@ _LINE = "DXP line"
 @app.command("hub")
 def hub_command(
     endpoint: str = typer.Argument(..., metavar="ENDPOINT", help=ENDPOINT_HELP),
-    link: str = typer.Option(
-        "nulmodem", "--link", help="Layer 1 on a serial port: 'nulmodem' or 'nul'. TCP: NUL."
-    ),
-    baud: int = typer.Option(9600, "--baud", help="Serial line speed.", rich_help_panel=_LINE),
+    link: str = link_option(),
+    baud: int = baud_option(_LINE),
     start_byte: str = start_byte_option(_LINE),
     end_byte: str = end_byte_option(_LINE),
     echo_timeout: float = echo_timeout_option(_LINE),

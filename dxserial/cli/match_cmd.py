@@ -14,9 +14,11 @@ from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import Publish, run_watched, stdout_progress
 from dxserial.cli.options import (
     ENDPOINT_HELP,
+    baud_option,
     echo_timeout_option,
     end_byte_option,
     link_kind,
+    link_option,
     link_options,
     max_attempts_option,
     start_byte_option,
@@ -66,9 +68,7 @@ def match_command(
         "--connect-timeout",
         help="Seconds to reach an engine (tcp:// retries, listen:// waits).",
     ),
-    link: str = typer.Option(
-        "nulmodem", "--link", help="Layer 1 on serial endpoints: 'nulmodem' or 'nul'."
-    ),
+    link: str = link_option(),
     link_a: str | None = typer.Option(
         None,
         "--link-a",
@@ -83,7 +83,7 @@ def match_command(
         help="Layer 1 for engine B only.",
         show_default=False,
     ),
-    baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
+    baud: int = baud_option(),
     start_byte: str = start_byte_option(_SERIAL),
     end_byte: str = end_byte_option(_SERIAL),
     echo_timeout: float = echo_timeout_option(_SERIAL),

@@ -1,8 +1,9 @@
 """The options several commands share, declared once: the NULMODEM handshake, the serial
 line, layer 1.
 
-``bridge``, ``engine``, ``match``, ``hub`` and ``tournament`` speak NULMODEM on a serial line,
-``bridge`` and ``selftest`` set the line's framing; each takes these options from here, so
+``bridge``, ``engine``, ``match``, ``hub`` and ``tournament`` speak NULMODEM or NUL on a
+serial line at ``--baud`` (as ``selftest`` tests one), ``bridge`` and ``selftest`` set the
+line's framing; each takes these options from here, so
 an option means the same and says so in the same words on every command.  Each factory
 makes a fresh ``typer.Option`` (a command may put it in its own help panel, and ``bridge``
 reads it from the environment too); the checks that turn the strings into settings are
@@ -29,6 +30,11 @@ END_BYTE_HELP = "NULMODEM end character E."
 ECHO_TIMEOUT_HELP = "NULMODEM: seconds to wait for an echo before starting over."
 MAX_ATTEMPTS_HELP = "NULMODEM: failed attempts in a row before the link is down."
 
+LINK_HELP = "Layer 1 on a serial line: 'nulmodem' (the echo handshake; default) or 'nul'. TCP: NUL."
+BAUD_HELP = (
+    "Serial line speed (default 9600, DXP's); a 'dxserial vpair' end follows it only when the "
+    "pair runs with --termios."
+)
 ENDPOINT_HELP = (
     "Where the peer is: a serial port (/dev/ttyUSB0, a 'dxserial vpair' end, socket://HOST:PORT "
     "...) spoken to with --link; tcp://HOST:PORT to connect; listen://HOST:PORT to wait for "
@@ -50,6 +56,14 @@ def echo_timeout_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False
 
 def max_attempts_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
     return _option(5, "--max-attempts", MAX_ATTEMPTS_HELP, panel, env)
+
+
+def link_option(panel: str | None = None, *, env: bool = False) -> Any:
+    return _option("nulmodem", "--link", LINK_HELP, panel, env, False)
+
+
+def baud_option(panel: str | None = None, *, env: bool = False) -> Any:
+    return _option(9600, "--baud", BAUD_HELP, panel, env, False)
 
 
 # The serial line's framing and flow control (bridge, selftest); the defaults are in the

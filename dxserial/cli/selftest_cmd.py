@@ -10,6 +10,7 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
 from dxserial.cli.options import (
+    baud_option,
     bytesize_option,
     parity_option,
     rtscts_option,
@@ -44,7 +45,7 @@ def selftest_command(
         "echoes back from PORT2 and reads on PORT, so both directions are tested.",
         show_default=False,
     ),
-    baud: int = typer.Option(9600, "--baud", help="Serial line speed (DXP's default is 9600)."),
+    baud: int = baud_option(),
     bytesize: int = bytesize_option(None),
     parity: str = parity_option(None),
     stopbits: float = stopbits_option(None),

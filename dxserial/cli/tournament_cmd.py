@@ -11,7 +11,13 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import run_watched, stdout_progress
-from dxserial.cli.options import echo_timeout_option, link_options, max_attempts_option
+from dxserial.cli.options import (
+    baud_option,
+    echo_timeout_option,
+    link_option,
+    link_options,
+    max_attempts_option,
+)
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.programs.tournament_runner import Tournament, load_spec
@@ -53,10 +59,8 @@ def tournament_command(
     allow: list[str] = typer.Option(
         [], "--allow", help="With --web: networks that may connect (CIDR; repeatable)."
     ),
-    link: str = typer.Option(
-        "nulmodem", "--link", help="Layer 1 on serial endpoints: 'nulmodem' or 'nul'."
-    ),
-    baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
+    link: str = link_option(),
+    baud: int = baud_option(),
     echo_timeout: float = echo_timeout_option(None),
     max_attempts: int = max_attempts_option(None),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
