@@ -1,13 +1,11 @@
-"""The options several commands share, declared once: the NULMODEM handshake, the serial
-line, layer 1.
+"""The options several commands share, declared once: layer 1, NULMODEM, the serial line.
 
 ``bridge``, ``engine``, ``match``, ``hub`` and ``tournament`` speak NULMODEM or NUL on a
-serial line at ``--baud`` (as ``selftest`` tests one), ``bridge`` and ``selftest`` set the
-line's framing; each takes these options from here, so
-an option means the same and says so in the same words on every command.  Each factory
-makes a fresh ``typer.Option`` (a command may put it in its own help panel, and ``bridge``
-reads it from the environment too); the checks that turn the strings into settings are
-here as well.
+serial line; ``bridge`` and ``selftest`` also set the line's framing.  Each takes these
+options from here, so an option means the same and says so in the same words on every
+command.  Each factory makes a fresh ``typer.Option`` (a command may put it in a help panel
+of its own, and ``bridge`` also reads it from the environment); the checks that turn the
+strings into settings are here as well.
 """
 
 from __future__ import annotations
