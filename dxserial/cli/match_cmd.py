@@ -14,6 +14,7 @@ from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import Publish, run_watched, stdout_progress
 from dxserial.cli.options import (
     ENDPOINT_HELP,
+    allow_option,
     baud_option,
     echo_timeout_option,
     end_byte_option,
@@ -22,6 +23,7 @@ from dxserial.cli.options import (
     link_options,
     max_attempts_option,
     start_byte_option,
+    web_option,
 )
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
@@ -123,15 +125,8 @@ def match_command(
         rich_help_panel="Arbiter",
         help="Seconds a move not charged to the engine: the line's share of each move.",
     ),
-    web: str | None = typer.Option(
-        None,
-        "--web",
-        help="Serve a live view of the games at HOST:PORT (needs dxserial[web]).",
-        show_default=False,
-    ),
-    allow: list[str] = typer.Option(
-        [], "--allow", help="With --web: networks that may connect (CIDR; repeatable)."
-    ),
+    web: str | None = web_option(),
+    allow: list[str] = allow_option(),
     engines_file: Path | None = typer.Option(
         None,
         "--engines",

@@ -1,4 +1,4 @@
-"""The options several commands share, declared once: layer 1, NULMODEM, the serial line.
+"""The options several commands share, declared once: layer 1, NULMODEM, the serial line, --web.
 
 ``bridge``, ``engine``, ``match``, ``hub`` and ``tournament`` speak NULMODEM or NUL on a
 serial line; ``bridge`` and ``selftest`` also set the line's framing.  Each takes these
@@ -86,6 +86,24 @@ def rtscts_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any
 
 def xonxoff_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
     return _option(False, "--xonxoff", "Software (XON/XOFF) flow control.", panel, env)
+
+
+# The live view of a director's games (match, tournament; the bridge's --web is its own).
+
+
+def web_option() -> Any:
+    return typer.Option(
+        None,
+        "--web",
+        help="Serve a live view of the games at HOST:PORT (needs dxserial[web]).",
+        show_default=False,
+    )
+
+
+def allow_option() -> Any:
+    return typer.Option(
+        [], "--allow", help="With --web: networks that may connect (CIDR; repeatable)."
+    )
 
 
 def _option(

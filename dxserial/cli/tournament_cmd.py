@@ -12,11 +12,13 @@ from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import run_watched, stdout_progress
 from dxserial.cli.options import (
+    allow_option,
     baud_option,
     echo_timeout_option,
     link_option,
     link_options,
     max_attempts_option,
+    web_option,
 )
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
@@ -50,15 +52,8 @@ def tournament_command(
         "one at a time, an engine dxserial runs gets its own process for each game.",
         show_default=False,
     ),
-    web: str | None = typer.Option(
-        None,
-        "--web",
-        help="Serve a live view of the games at HOST:PORT (needs dxserial[web]).",
-        show_default=False,
-    ),
-    allow: list[str] = typer.Option(
-        [], "--allow", help="With --web: networks that may connect (CIDR; repeatable)."
-    ),
+    web: str | None = web_option(),
+    allow: list[str] = allow_option(),
     link: str = link_option(),
     baud: int = baud_option(),
     echo_timeout: float = echo_timeout_option(None),
