@@ -2,17 +2,21 @@
 
 A mistyped or unsuitable path must end in one line that says what is wrong and what to
 do, never in an ``OSError`` traceback.  Every command reads, writes and creates through
-these three functions, so the same mistake gets the same words everywhere; they raise
+these functions, so the same mistake gets the same words everywhere; they raise
 :class:`~dxserial.errors.ConfigError`, which the CLI prints as ``dxserial: error: ...``.
+A file that is replaced as a whole (a PDN record, a tournament's state, the udev files) is
+written atomically here too (:func:`write_atomic`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import tempfile
 from pathlib import Path
 
-from dxserial.errors import ConfigError
+from dxserial.errors import ConfigError, DxSerialError
 
 _REASONS = {
     errno.ENOENT: "no such file or directory",
@@ -112,3 +116,59 @@ def open_append(path: Path | str, what: str, mode: int = 0o600) -> int:
         return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, mode)
     except OSError as exc:
         raise problem("write", what, path, exc, "name a file (it is created if missing)") from None
+
+
+def write_atomic(
+    path: Path,
+    text: str,
+    *,
+    what: str = "",
+    mode: int = 0o600,
+    error: type[DxSerialError] = ConfigError,
+) -> None:
+    """Write ``text`` so that readers and crashes see the old file or the new one, never half.
+
+    Raises ``error`` ("cannot write WHAT PATH: reason") when the OS refuses.
+    """
+    try:
+        replace_file(path, text, mode=mode)
+    except OSError as exc:
+        name = f"{what} {path}" if what else str(path)
+        raise error(f"cannot write {name}: {exc.strerror}") from None
+
+
+def replace_file(path: Path, text: str, *, mode: int = 0o600) -> None:
+    """The atomic write itself; raises ``OSError`` for a caller with its own words for it.
+
+    The UTF-8 text goes to a temporary file in the same folder (created if missing), is
+    synced, then renamed over ``path``; the folder is synced too where the OS allows it.
+    Nothing is left behind when it fails.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dxserial-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), mode)
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _sync_directory(path.parent)
+
+
+def _sync_directory(folder: Path) -> None:
+    """Make a rename itself durable where the OS allows it (best effort)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -63,3 +63,13 @@ def test_dash_h_is_help_everywhere(argv: list[str]) -> None:
     short, long = run(*argv, "-h"), run(*argv, "--help")
     assert short.returncode == 0, short.stderr
     assert short.stdout == long.stdout and "Usage: dxserial" in short.stdout
+
+
+def test_a_port_that_fails_ends_before_the_web_view_is_announced() -> None:
+    """`bridge /nonexistent --web ...` said "web view: http://..." and then failed on the port."""
+    pytest.importorskip("aiohttp", reason="--web needs aiohttp (pip install dxserial[web])")
+    result = run("bridge", "/nonexistent", "--web", "127.0.0.1:0", "--listen", "127.0.0.1:0")
+    assert result.returncode == 1, result.stderr
+    assert "web view" not in result.stdout, result.stdout
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dxserial: error: cannot open /nonexistent")

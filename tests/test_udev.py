@@ -2,7 +2,7 @@
 
 Runs as root here, where permission checks always pass; the permission tests therefore
 either drop CAP_DAC_OVERRIDE from a child process (a failure root really meets) or stub
-``udev.may_write`` (the os.access check) for the message a normal user sees.
+``udev_install.may_write`` (the os.access check) for the message a normal user sees.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 from dxserial.cli import app, udev_cmd
 from dxserial.cli.bridge_cmd import CONFIG_KEYS
 from dxserial.errors import ConfigError
-from dxserial.host import udev
-from dxserial.host.udev import Kind
+from dxserial.host import udev_files, udev_install, udev_lint
+from dxserial.host.udev_files import Kind
 
 REPO = Path(__file__).resolve().parent.parent
 RULES = "etc/udev/rules.d/70-dxserial.rules"
@@ -60,30 +60,30 @@ def line_of(text: str, needle: str) -> int:
 
 
 def test_shipped_rules_pass_the_checker() -> None:
-    text = udev.shipped_text(Kind.rules)
-    assert udev.check_rules(text) == []
-    assert udev.count_rules(text) > 10
+    text = udev_files.shipped_text(Kind.rules)
+    assert udev_lint.check_rules(text) == []
+    assert udev_lint.count_rules(text) > 10
 
 
 def test_rules_claim_exactly_the_adapters_and_placeholders_the_code_knows() -> None:
-    text = udev.shipped_text(Kind.rules)
+    text = udev_files.shipped_text(Kind.rules)
     chip_lines = re.findall(
         r'ATTRS\{idVendor\}=="(\w+)", ATTRS\{idProduct\}=="([\w|]+)", ENV\{DXSERIAL_CHIP\}', text
     )
     claimed = {(vid, pid) for vid, pids in chip_lines for pid in pids.split("|")}
-    expected = {(vid, pid) for vid, pids in udev.ADAPTERS.values() for pid in pids}
+    expected = {(vid, pid) for vid, pids in udev_files.ADAPTERS.values() for pid in pids}
     assert claimed == expected
     # The FTDI latency rule covers the same FTDI products.
     ftdi = re.search(
         r'DRIVER=="ftdi_sio", ATTRS\{idVendor\}=="0403", ATTRS\{idProduct\}=="([\w|]+)"', text
     )
-    assert ftdi and set(ftdi.group(1).split("|")) == set(udev.ADAPTERS["ftdi"][1])
+    assert ftdi and set(ftdi.group(1).split("|")) == set(udev_files.ADAPTERS["ftdi"][1])
     placeholders = re.search(r'ENV\{ID_SERIAL_SHORT\}=="(A50285BI[^"]*)"', text)
-    assert placeholders and tuple(placeholders.group(1).split("|")) == udev.PLACEHOLDER_SERIALS
+    assert placeholders and tuple(placeholders.group(1).split("|")) == udev_files.PLACEHOLDER_SERIALS
 
 
 def test_rules_set_what_the_bridge_needs() -> None:
-    text = udev.shipped_text(Kind.rules)
+    text = udev_files.shipped_text(Kind.rules)
     for needle in (
         'SYMLINK+="dxserial/$env{DXSERIAL_NAME}"',
         'GROUP="dialout", MODE="0660"',
@@ -95,7 +95,7 @@ def test_rules_set_what_the_bridge_needs() -> None:
 
 
 def test_unit_runs_the_bridge_unprivileged_and_binds_to_the_adapter() -> None:
-    text = udev.render(Kind.unit, exe="/opt/dxserial/bin/dxserial")
+    text = udev_install.render(Kind.unit, exe="/opt/dxserial/bin/dxserial")
     lines = set(text.splitlines())
     for line in (
         "ExecStart=/opt/dxserial/bin/dxserial bridge --config /etc/dxserial/%I.toml",
@@ -116,7 +116,7 @@ def test_unit_runs_the_bridge_unprivileged_and_binds_to_the_adapter() -> None:
 
 
 def test_example_config_uses_only_bridge_option_names() -> None:
-    text = udev.render(Kind.config, name="sn_A10K3XYZ_00")
+    text = udev_install.render(Kind.config, name="sn_A10K3XYZ_00")
     data = tomllib.loads(text)
     assert data["port"] == "/dev/dxserial/sn_A10K3XYZ_00"
     assert data["link"] == "nulmodem" and data["baud"] == 9600
@@ -134,33 +134,33 @@ def test_example_config_uses_only_bridge_option_names() -> None:
 
 
 def test_render_substitutes_group_and_checks_names() -> None:
-    assert udev.render(Kind.rules) == udev.shipped_text(Kind.rules)
-    assert 'GROUP="uucp"' in udev.render(Kind.rules, group="uucp")
-    assert "SupplementaryGroups=uucp" in udev.render(Kind.unit, exe="/x", group="uucp")
+    assert udev_install.render(Kind.rules) == udev_files.shipped_text(Kind.rules)
+    assert 'GROUP="uucp"' in udev_install.render(Kind.rules, group="uucp")
+    assert "SupplementaryGroups=uucp" in udev_install.render(Kind.unit, exe="/x", group="uucp")
     with pytest.raises(ConfigError):
-        udev.render(Kind.config, name="usb-1-2")  # "-" is escaped in unit names
+        udev_install.render(Kind.config, name="usb-1-2")  # "-" is escaped in unit names
     with pytest.raises(ConfigError):
-        udev.render(Kind.rules, group="bad group")
+        udev_install.render(Kind.rules, group="bad group")
 
 
 def test_predicted_names_follow_the_rules() -> None:
-    assert udev.predicted_name("A10K3XYZ", "00", "1", "2") == "sn_A10K3XYZ_00"
-    assert udev.predicted_name("A10K3XYZ", "01", "1", "2") == "sn_A10K3XYZ_01"
+    assert udev_files.predicted_name("A10K3XYZ", "00", "1", "2") == "sn_A10K3XYZ_00"
+    assert udev_files.predicted_name("A10K3XYZ", "01", "1", "2") == "sn_A10K3XYZ_01"
     # Placeholder serials and serials with characters a unit name escapes: by USB socket.
-    assert udev.predicted_name("A50285BI", "00", "1", "1.4") == "usb1_1.4_00"
-    assert udev.predicted_name("0001", None, "3", "2") == "usb3_2_00"
-    assert udev.predicted_name("AB-12", "00", "1", "2") == "usb1_2_00"
-    assert udev.predicted_name("AB 12", "00", "1", "2") == "sn_AB_12_00"  # usb_id: "_"
-    assert udev.predicted_name(None, "00", None, None) is None
+    assert udev_files.predicted_name("A50285BI", "00", "1", "1.4") == "usb1_1.4_00"
+    assert udev_files.predicted_name("0001", None, "3", "2") == "usb3_2_00"
+    assert udev_files.predicted_name("AB-12", "00", "1", "2") == "usb1_2_00"
+    assert udev_files.predicted_name("AB 12", "00", "1", "2") == "sn_AB_12_00"  # usb_id: "_"
+    assert udev_files.predicted_name(None, "00", None, None) is None
     for name in ("sn_A10K3XYZ_00", "usb1_1.4_00"):
-        assert udev.NAME_RE.fullmatch(name)
+        assert udev_files.NAME_RE.fullmatch(name)
 
 
 def test_unit_cannot_run_under_a_home_or_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert udev.unit_cannot_run("/usr/local/bin/dxserial", this=False) is None
-    home = udev.unit_cannot_run("/home/ann/.local/bin/dxserial", this=False)
+    assert udev_install.unit_cannot_run("/usr/local/bin/dxserial", this=False) is None
+    home = udev_install.unit_cannot_run("/home/ann/.local/bin/dxserial", this=False)
     assert home and "/home/ann/.local/bin/dxserial is under /home" in home and "ProtectHome" in home
-    tmp = udev.unit_cannot_run("/tmp/clone/.venv/bin/dxserial", this=False)
+    tmp = udev_install.unit_cannot_run("/tmp/clone/.venv/bin/dxserial", this=False)
     assert tmp and "PrivateTmp=yes" in tmp
     # A venv's python that is a symlink into a home directory (as pyenv makes it):
     fake_home = tmp_path / "home"
@@ -170,9 +170,9 @@ def test_unit_cannot_run_under_a_home_or_tmp(tmp_path: Path, monkeypatch: pytest
     venv.mkdir(parents=True)
     (venv / "python3").symlink_to(fake_home / "bin/python3")
     (venv / "dxserial").write_text(f"#!{venv / 'python3'}\nprint()\n")
-    monkeypatch.setattr(udev, "_HOMES", (str(fake_home),))
-    monkeypatch.setattr(udev, "_TMPS", ())
-    found = udev.unit_cannot_run(str(venv / "dxserial"), this=False)
+    monkeypatch.setattr(udev_install, "_HOMES", (str(fake_home),))
+    monkeypatch.setattr(udev_install, "_TMPS", ())
+    found = udev_install.unit_cannot_run(str(venv / "dxserial"), this=False)
     assert found and found.startswith(f"{fake_home / 'bin/python3'} is under {fake_home}")
 
 
@@ -201,7 +201,7 @@ def test_install_with_names_mentions_no_example_it_did_not_write(tmp_path: Path)
 
 
 def test_check_rejects_a_typo_key_with_its_line(tmp_path: Path) -> None:
-    text = udev.shipped_text(Kind.rules)
+    text = udev_files.shipped_text(Kind.rules)
     broken = text.replace('SUBSYSTEM!="tty"', 'SUBSYTEM!="tty"')
     path = tmp_path / "70-broken.rules"
     path.write_text(broken)
@@ -214,7 +214,7 @@ def test_check_rejects_a_typo_key_with_its_line(tmp_path: Path) -> None:
 
 
 def test_check_rejects_wrong_operators(tmp_path: Path) -> None:
-    text = udev.shipped_text(Kind.rules)
+    text = udev_files.shipped_text(Kind.rules)
     broken = text.replace('GROUP="dialout"', 'GROUP=="dialout"').replace(
         'SUBSYSTEMS=="usb", ATTRS{idVendor}=="067b"', 'SUBSYSTEMS="usb", ATTRS{idVendor}=="067b"'
     )
@@ -250,7 +250,7 @@ def test_check_rejects_wrong_operators(tmp_path: Path) -> None:
     ],
 )
 def test_checker_problems(text: str, line: int, column: int, message: str) -> None:
-    problems = udev.check_rules(text)
+    problems = udev_lint.check_rules(text)
     assert len(problems) == 1, problems
     assert (problems[0].line, problems[0].column) == (line, column)
     assert message in problems[0].message
@@ -266,18 +266,18 @@ def test_checker_accepts_the_usual_forms() -> None:
         'ATTR{x}=e"\\n", PROGRAM=="/bin/id", RESULT=="0", CONST{virt}=="none", MODE="$env{M}"\n'
         'LABEL="end"\n'
     )
-    assert udev.check_rules(text) == []
+    assert udev_lint.check_rules(text) == []
 
 
 def test_check_without_file_checks_the_shipped_rules() -> None:
     result = runner.invoke(app, ["udev", "check", "--no-udevadm"])
     assert result.exit_code == 0, result.output
-    count = udev.count_rules(udev.shipped_text(Kind.rules))
+    count = udev_lint.count_rules(udev_files.shipped_text(Kind.rules))
     assert result.output.endswith(f"70-dxserial.rules: ok ({count} rules)\n")
 
 
 def test_udevadm_verify_where_it_exists() -> None:
-    result = udev.udevadm_verify(Path(str(udev.shipped_file(Kind.rules))))
+    result = udev_lint.udevadm_verify(Path(str(udev_files.shipped_file(Kind.rules))))
     if result.ok is None:
         pytest.skip(result.output)
     assert result.ok, result.output
@@ -316,9 +316,9 @@ def _udev_parse(tmp_path: Path, text: str) -> str:
 )
 def test_udev_own_parser_accepts_the_rules_and_rejects_a_typo(tmp_path: Path) -> None:
     """udevadm before 254 has no verify, but `udevadm test` parses every rules file."""
-    good = _udev_parse(tmp_path, udev.shipped_text(Kind.rules))
+    good = _udev_parse(tmp_path, udev_files.shipped_text(Kind.rules))
     assert not [line for line in good.splitlines() if "70-dxserial.rules:" in line]
-    broken = udev.shipped_text(Kind.rules).replace('SUBSYSTEM!="tty"', 'SUBSYTEM!="tty"')
+    broken = udev_files.shipped_text(Kind.rules).replace('SUBSYSTEM!="tty"', 'SUBSYTEM!="tty"')
     bad = _udev_parse(tmp_path, broken)
     number = line_of(broken, "SUBSYTEM")
     assert f"70-dxserial.rules:{number} Invalid key 'SUBSYTEM'" in bad
@@ -327,7 +327,7 @@ def test_udev_own_parser_accepts_the_rules_and_rejects_a_typo(tmp_path: Path) ->
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
 def test_systemd_accepts_the_unit(tmp_path: Path) -> None:
     unit = tmp_path / "dxserial@sn_TEST_00.service"
-    unit.write_text(udev.render(Kind.unit, exe=sys.executable))
+    unit.write_text(udev_install.render(Kind.unit, exe=sys.executable))
     result = subprocess.run(
         ["systemd-analyze", "verify", "--man=no", str(unit)],
         capture_output=True, text=True, timeout=60, check=False,
@@ -354,8 +354,8 @@ def test_install_into_a_root_and_uninstall_only_ours(tmp_path: Path) -> None:
     assert "systemctl daemon-reload" in result.output
     rules = (root / RULES).read_text()
     assert rules.startswith("# dxserial-managed sha256=")
-    assert rules.split("\n", 1)[1] == udev.shipped_text(Kind.rules)
-    exe = udev.dxserial_executable()
+    assert rules.split("\n", 1)[1] == udev_files.shipped_text(Kind.rules)
+    exe = udev_install.dxserial_executable()
     assert exe == shutil.which("dxserial") or exe.endswith("-m dxserial")
     unit = (root / UNIT).read_text()
     assert f"ExecStart={exe} bridge --config /etc/dxserial/%I.toml\n" in unit
@@ -399,7 +399,7 @@ def test_install_does_not_replace_a_foreign_rules_file_without_force(tmp_path: P
     assert not (tmp_path / UNIT).exists()  # nothing written at all
     forced = runner.invoke(app, ["udev", "install", "--root", str(tmp_path), "--force"])
     assert forced.exit_code == 0, forced.output
-    assert udev.ownership(rules.read_text()) == "ours"
+    assert udev_install.ownership(rules.read_text()) == "ours"
 
 
 def test_install_where_a_directory_is_a_file(tmp_path: Path) -> None:
@@ -432,8 +432,8 @@ def test_install_without_permission_exits_77_with_the_sudo_line(tmp_path: Path) 
     )  # fmt: skip
     if result.returncode == 99:
         pytest.skip("cannot drop capabilities here")
-    assert result.returncode == udev.EXIT_NOPERM, result.stderr
-    exe = udev.dxserial_executable()
+    assert result.returncode == udev_install.EXIT_NOPERM, result.stderr
+    exe = udev_install.dxserial_executable()
     lines = result.stderr.splitlines()
     assert (
         lines[0]
@@ -449,11 +449,11 @@ def test_install_without_permission_exits_77_with_the_sudo_line(tmp_path: Path) 
 def test_permission_denied_as_a_normal_user_would_see_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(udev, "may_write", lambda directory: False)
+    monkeypatch.setattr(udev_install, "may_write", lambda directory: False)
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     result = runner.invoke(app, ["udev", "install", "--root", str(tmp_path), "--group", "uucp"])
     assert result.exit_code == 77
-    exe = udev.dxserial_executable()
+    exe = udev_install.dxserial_executable()
     assert result.output.splitlines()[1:] == [
         "Run it as root:",
         f"  sudo {exe} udev install --root {tmp_path} --group uucp",
@@ -462,7 +462,7 @@ def test_permission_denied_as_a_normal_user_would_see_it(
     monkeypatch.undo()
     monkeypatch.setattr(udev_cmd, "unit_cannot_run", lambda exe, *, this: None)  # undone too
     assert runner.invoke(app, ["udev", "install", "--root", str(tmp_path)]).exit_code == 0
-    monkeypatch.setattr(udev, "may_write", lambda directory: False)
+    monkeypatch.setattr(udev_install, "may_write", lambda directory: False)
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     gone = runner.invoke(app, ["udev", "uninstall", "--root", str(tmp_path)])
     assert gone.exit_code == 77
@@ -478,7 +478,7 @@ def test_print_shows_rendered_files() -> None:
     assert unit.exit_code == 0
     assert "ExecStart=/opt/d/bin/dxserial bridge --config /etc/dxserial/%I.toml" in unit.output
     rules = runner.invoke(app, ["udev", "print"])
-    assert rules.output == udev.shipped_text(Kind.rules)
+    assert rules.output == udev_files.shipped_text(Kind.rules)
     config = runner.invoke(app, ["udev", "print", "config", "--name", "usb1_1.4_00"])
     assert 'port = "/dev/dxserial/usb1_1.4_00"' in config.output
 
@@ -495,7 +495,7 @@ def test_wheel_ships_the_files_and_the_installed_package_finds_them(tmp_path: Pa
     (wheel,) = (tmp_path / "dist").glob("dxserial-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-        for filename in (udev.RULES_FILE, udev.UNIT_FILE, udev.EXAMPLE_FILE):
+        for filename in (udev_files.RULES_FILE, udev_files.UNIT_FILE, udev_files.EXAMPLE_FILE):
             member = f"dxserial/_data/udev/{filename}"
             assert member in names
             assert archive.read(member).decode() == (REPO / "udev" / filename).read_text()
@@ -503,7 +503,7 @@ def test_wheel_ships_the_files_and_the_installed_package_finds_them(tmp_path: Pa
     # -S: no site-packages, so the editable checkout cannot answer instead.
     found = subprocess.run(
         [sys.executable, "-S", "-c",
-         "from dxserial.host.udev import Kind, shipped_file; print(shipped_file(Kind.unit))"],
+         "from dxserial.host.udev_files import Kind, shipped_file; print(shipped_file(Kind.unit))"],
         env={**os.environ, "PYTHONPATH": str(tmp_path / "site")},
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip

@@ -2,42 +2,12 @@
 actions out (like h11's connection).  No asyncio, no sockets, no files, no clock of its
 own: the asyncio driver (:mod:`dxserial.bridge.core`) applies the actions.
 
-Sessions.  A *session* is one engine's stay on one side: a TCP peer's connection, or the
-serial port from opening until it is given up.  A game belongs to the sessions in which
-its GAMEREQ was delivered.  The rules:
-
-* A message for a side with no engine (no TCP peer yet) is *held* and delivered to that
-  side's next session, judged as delivered to it (judged once, on arrival).
-* A message on its way to an engine that leaves is *lost*: never delivered to the next
-  engine; each one is named in the log and the trace.
-* An engine that leaves mid-game: after ``grace`` seconds (or as soon as the next engine
-  on that side speaks) the bridge closes the game towards the engine that stayed, on the
-  departed one's behalf (:mod:`dxserial.bridge.closeout`), consumes its answer, and
-  records the game with ``*``.  Meanwhile the stayer's messages belong to the old game
-  and are lost; the newcomer's messages are held until the old game is closed.
-* The serial engine restarting (a GAMEREQ from it in the middle of a game) is handled
-  the same way: the old game is closed towards the TCP engine, then the GAMEREQ goes on.
-
-The view follows the wire.  A message that was forwarded changed what both engines believe,
-so the judge's dialogue takes the state the receiving engine will be in (a rule broken is
-reported once, never carried into later messages or the next game); duplicates are judged
-against the last message delivered from that side, and under ``warn`` only a NULMODEM
-line's repeat is dropped.  Real engines' dialects are accepted and named once per session
-(:mod:`dxserial.protocol.dialects`); a GAMEEND left unanswered ``gameend_timeout`` seconds
-is answered on the silent engine's behalf.  The serial engine is the rig's long-lived party:
-a TCP engine's stop code 1 ends that engine's session only, and a serial engine whose
-state is unknown (``check_serial_state``) has any old game ended before a GAMEREQ reaches it.
-
-Forwarding first.  Under ``warn`` and ``off`` the referee's verdict cannot stop a message
-unless it may be a repeated delivery (or is a GAMEREQ, which may change the roles): such a
-message comes out of :meth:`Relay.receive` as its :class:`Send` alone, and is judged by
-:meth:`Relay.settle` (or by whatever the relay is asked next), after the driver wrote it.
-Judgements keep the arrival order, and the records are the same as if judged first.
-
-The trace tells the truth.  Each message gets one record when it arrives (``queued``,
-``dropped`` with a ``reason``, ``lost`` if its receiver is gone, or ``sent-by-bridge`` for
-the bridge's own messages) and, once queued, one more when its fate is known
-(``delivered`` or ``lost``).  :attr:`Relay.counts` counts exactly those records.
+A *session* is one engine's stay on one side; messages for a side with no engine are held,
+messages to an engine that left are lost, and a game an engine left is closed on its
+behalf after ``grace``.  The judge follows the wire; under ``warn`` and ``off`` a message is
+forwarded first and judged by :meth:`Relay.settle`; each message gets one trace record on
+arrival and one when its fate is known (:attr:`Relay.counts`).  The rules in full:
+docs/bridge.md.
 """
 
 from __future__ import annotations

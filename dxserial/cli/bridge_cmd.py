@@ -20,8 +20,21 @@ from dxserial.cli.common import (
     VERBOSE_HELP,
     configure_logging,
     note_pty_speed,
-    nulmodem_settings,
     option_given,
+)
+from dxserial.cli.options import (
+    baud_option,
+    bytesize_option,
+    echo_timeout_option,
+    end_byte_option,
+    link_option,
+    max_attempts_option,
+    nulmodem_settings,
+    parity_option,
+    rtscts_option,
+    start_byte_option,
+    stopbits_option,
+    xonxoff_option,
 )
 from dxserial.config import layered
 from dxserial.errors import ConfigError
@@ -52,13 +65,7 @@ def bridge_command(
         help="TOML file of these settings (echo_timeout = 1.0 for --echo-timeout).",
         show_default=False,
     ),
-    link: str = typer.Option(
-        "nulmodem",
-        "--link",
-        envvar="DXSERIAL_LINK",
-        help="Serial framing: 'nulmodem' (echo handshake; default) or 'nul'.",
-        show_default=False,
-    ),
+    link: str = link_option(env=True),
     listen: str | None = typer.Option(
         None,
         "--listen",
@@ -73,48 +80,12 @@ def bridge_command(
         help="Connect to a TCP engine on HOST:PORT instead (and reconnect).",
         show_default=False,
     ),
-    baud: int = typer.Option(
-        9600, "--baud", envvar="DXSERIAL_BAUD", help="Serial line speed (default 9600, DXP's).",
-        show_default=False,
-    ),
-    bytesize: int = typer.Option(
-        8,
-        "--bytesize",
-        rich_help_panel="Serial line",
-        envvar="DXSERIAL_BYTESIZE",
-        help="Data bits: 5, 6, 7 or 8 (default 8).",
-        show_default=False,
-    ),
-    parity: str = typer.Option(
-        "N",
-        "--parity",
-        rich_help_panel="Serial line",
-        envvar="DXSERIAL_PARITY",
-        help="Parity: N (default), E, O, S or M.",
-        show_default=False,
-    ),
-    stopbits: float = typer.Option(
-        1,
-        "--stopbits",
-        rich_help_panel="Serial line",
-        envvar="DXSERIAL_STOPBITS",
-        help="Stop bits: 1 (default), 1.5 or 2.",
-        show_default=False,
-    ),
-    rtscts: bool = typer.Option(
-        False,
-        "--rtscts",
-        rich_help_panel="Serial line",
-        envvar="DXSERIAL_RTSCTS",
-        help="Hardware (RTS/CTS) flow control.",
-    ),
-    xonxoff: bool = typer.Option(
-        False,
-        "--xonxoff",
-        rich_help_panel="Serial line",
-        envvar="DXSERIAL_XONXOFF",
-        help="Software (XON/XOFF) flow control.",
-    ),
+    baud: int = baud_option(env=True),
+    bytesize: int = bytesize_option(env=True),
+    parity: str = parity_option(env=True),
+    stopbits: float = stopbits_option(env=True),
+    rtscts: bool = rtscts_option(env=True),
+    xonxoff: bool = xonxoff_option(env=True),
     dtr: int | None = typer.Option(
         None,
         "--dtr",
@@ -131,34 +102,10 @@ def bridge_command(
         help="Set RTS to 0 or 1 after opening (default: left as is).",
         show_default=False,
     ),
-    start_byte: str = typer.Option(
-        "0x02",
-        "--start-byte",
-        rich_help_panel="NULMODEM handshake",
-        envvar="DXSERIAL_START_BYTE",
-        help="NULMODEM start character S (also learnt from a peer that speaks first).",
-    ),
-    end_byte: str = typer.Option(
-        "0x03",
-        "--end-byte",
-        rich_help_panel="NULMODEM handshake",
-        envvar="DXSERIAL_END_BYTE",
-        help="NULMODEM end character E.",
-    ),
-    echo_timeout: float = typer.Option(
-        5.0,
-        "--echo-timeout",
-        rich_help_panel="NULMODEM handshake",
-        envvar="DXSERIAL_ECHO_TIMEOUT",
-        help="NULMODEM: seconds to wait for an echo before starting over.",
-    ),
-    max_attempts: int = typer.Option(
-        5,
-        "--max-attempts",
-        rich_help_panel="NULMODEM handshake",
-        envvar="DXSERIAL_MAX_ATTEMPTS",
-        help="NULMODEM: failed attempts in a row before the link is down.",
-    ),
+    start_byte: str = start_byte_option(env=True),
+    end_byte: str = end_byte_option(env=True),
+    echo_timeout: float = echo_timeout_option(env=True),
+    max_attempts: int = max_attempts_option(env=True),
     on_invalid: str = typer.Option(
         "drop",
         "--on-invalid",
@@ -419,6 +366,16 @@ async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None
     def say(line: str) -> None:
         print(line, flush=True)
 
+    # The web view's address is told with the ready line, once the serial port is open: a
+    # port that cannot be opened ends in its one-line error, not after a URL that goes dead.
+    held: list[str] = []
+
+    def ready(line: str) -> None:
+        for text in held:
+            say(text)
+        held.clear()
+        say(line)
+
     server = None
     loop = asyncio.get_running_loop()
     try:
@@ -427,9 +384,9 @@ async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None
 
             # The page shows the engines' game: whoever may join it may watch it.
             allow = [str(network) for network in config.allow]
-            server = await start_web(web, allow, say, f"dxserial bridge {config.port}")
+            server = await start_web(web, allow, held.append, f"dxserial bridge {config.port}")
         bridge = Bridge(
-            config, trace=writer, on_ready=say,
+            config, trace=writer, on_ready=ready,
             watch=server.publish if server is not None else None,
             observer=log_crossing if wire_enabled() else None,
         )

@@ -1,4 +1,7 @@
-"""Small helpers shared by the commands: logging set-up and option parsing."""
+"""Small helpers shared by the commands: logging set-up, the shared -v/-q, option sources.
+
+The options several commands declare alike (NULMODEM, layer 1) are in :mod:`dxserial.cli.options`.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,6 @@ from typing import Any, Protocol
 
 import typer
 
-from dxserial.errors import ConfigError
-from dxserial.protocol.links import NulModemSettings
 from dxserial.transports.serial import is_pseudo_terminal
 from dxserial.wirelog import WIRE
 
@@ -19,6 +20,10 @@ VERBOSE_HELP = (
     "detail (debug)."
 )
 QUIET_HELP = "Only warnings and errors."
+#: What -v says on commands that carry no messages, by command name.
+_VERBOSE_HELPS = {
+    "udev": "Accepted as on every command; udev says what it does with or without it.",
+}
 #: The Hub commands talk on stdout; a Hub client may read their stderr as the engine's.
 HUB_VERBOSE_HELP = (
     "-v: what happens (games, engines) on stderr; -vv: every line and message too. Without it "
@@ -80,15 +85,16 @@ def _shared(name: str) -> Any:
     return callback
 
 
-def add_shared_options(command: Any) -> None:
+def add_shared_options(command: Any, verbose_help: str | None = None) -> None:
     """Give ``command`` (and a group's subcommands) ``-v``/``-vv`` and ``-q`` if it does not
     declare them itself, so every command has them with one meaning."""
     from typer.core import TyperGroup, TyperOption
 
     _given.clear()
+    verbose_help = verbose_help or _VERBOSE_HELPS.get(command.name, VERBOSE_HELP)
     if isinstance(command, TyperGroup):
         for sub in command.commands.values():
-            add_shared_options(sub)
+            add_shared_options(sub, verbose_help)
         return
     names = {param.name for param in command.params}
     names |= {opt for param in command.params for opt in getattr(param, "opts", ())}
@@ -96,7 +102,7 @@ def add_shared_options(command: Any) -> None:
         command.params.append(
             TyperOption(
                 param_decls=["--verbose", "-v"], count=True, default=0, expose_value=False,
-                callback=_shared("verbose"), help=VERBOSE_HELP, metavar="",
+                callback=_shared("verbose"), help=verbose_help, metavar="",
             )
         )
     if not names & {"quiet", "-q", "--quiet"}:
@@ -126,40 +132,3 @@ def note_pty_speed(port: str, baud: int) -> None:
             port,
             baud,
         )
-
-
-def parse_byte(option: str, text: str) -> int:
-    """A byte value written as 0x02, 2 or a single character."""
-    try:
-        value = int(text, 0)
-    except ValueError:
-        if len(text) == 1:
-            value = ord(text)
-        else:
-            raise ConfigError(f"{option}: {text!r} is not a byte (e.g. 0x02)") from None
-    if not 0 <= value <= 0xFF:
-        raise ConfigError(f"{option}: {text!r} is not in 0..255")
-    return value
-
-
-def nulmodem_settings(
-    start_byte: str,
-    end_byte: str,
-    echo_timeout: float,
-    max_attempts: int,
-    *,
-    learn_start: bool = True,
-) -> NulModemSettings:
-    """The NULMODEM options every command that speaks the handshake takes, checked."""
-    settings = NulModemSettings(
-        start=parse_byte("--start-byte", start_byte),
-        end=parse_byte("--end-byte", end_byte),
-        timeout=echo_timeout,
-        max_attempts=max_attempts,
-        learn_start=learn_start,
-    )
-    if settings.start == settings.end:
-        raise ConfigError("--start-byte and --end-byte must differ")
-    if not echo_timeout > 0 or max_attempts < 1:  # "not > 0" also refuses nan
-        raise ConfigError("--echo-timeout must be > 0 and --max-attempts >= 1")
-    return settings

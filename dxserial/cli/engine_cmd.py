@@ -11,7 +11,18 @@ import typer
 
 from dxserial import runtime
 from dxserial.cli.app import app
-from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging, nulmodem_settings
+from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
+from dxserial.cli.options import (
+    ENDPOINT_HELP,
+    NULMODEM_PANEL,
+    baud_option,
+    echo_timeout_option,
+    end_byte_option,
+    link_option,
+    link_options,
+    max_attempts_option,
+    start_byte_option,
+)
 from dxserial.engine.hub_process import HubMover, hub_name
 from dxserial.engine.player import (
     DEFAULT_DEPTH,
@@ -27,52 +38,7 @@ from dxserial.errors import ConfigError
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.protocol.messages import Colour
 from dxserial.protocol.session import Role
-from dxserial.transports.endpoints import (
-    EngineEndpoint,
-    LinkKind,
-    LinkOptions,
-    parse_engine_endpoint,
-)
-from dxserial.transports.serial import SerialSettings
-
-ENDPOINT_HELP = (
-    "Where the peer is: a serial port (/dev/ttyUSB0, a 'dxserial vpair' end, socket://HOST:PORT "
-    "...) spoken to with --link; tcp://HOST:PORT to connect; listen://HOST:PORT to wait for "
-    "one peer (port 0: a free port, printed on the ready line)."
-)
-
-
-def link_options(
-    link: str,
-    baud: int,
-    start_byte: str,
-    end_byte: str,
-    echo_timeout: float,
-    max_attempts: int,
-    connect_timeout: float,
-    *,
-    learn_start: bool = True,
-) -> LinkOptions:
-    """Check the layer-1 options shared by ``engine`` and ``match``."""
-    nulmodem = nulmodem_settings(
-        start_byte, end_byte, echo_timeout, max_attempts, learn_start=learn_start
-    )
-    if not connect_timeout > 0:  # also refuses nan, which would wait forever
-        raise ConfigError("--connect-timeout must be > 0")
-    return LinkOptions(
-        link=link_kind("--link", link),
-        serial=SerialSettings(baudrate=baud),
-        nulmodem=nulmodem,
-        connect_timeout=connect_timeout,
-    )
-
-
-def link_kind(option: str, value: str) -> LinkKind:
-    if value == "nul":
-        return "nul"
-    if value == "nulmodem":
-        return "nulmodem"
-    raise ConfigError(f"{option}: {value!r} is not 'nulmodem' or 'nul'")
+from dxserial.transports.endpoints import EngineEndpoint, parse_engine_endpoint
 
 
 def parse_colour(option: str, value: str) -> Colour:
@@ -90,44 +56,21 @@ def engine_command(
     role: str = typer.Option(
         ..., "--role", help="'follower' (answers GAMEREQs) or 'initiator' (offers games)."
     ),
-    link: str = typer.Option(
-        "nulmodem", "--link", help="Layer 1 on a serial port: 'nulmodem' or 'nul'. TCP: NUL."
-    ),
-    baud: int = typer.Option(
-        9600,
-        "--baud",
-        help="Serial line speed (set with termios: a 'dxserial vpair --termios' end honours it).",
-    ),
-    start_byte: str = typer.Option(
-        "0x02",
-        "--start-byte",
-        rich_help_panel="NULMODEM handshake",
-        help="NULMODEM start character.",
-    ),
-    end_byte: str = typer.Option(
-        "0x03", "--end-byte", rich_help_panel="NULMODEM handshake", help="NULMODEM end character."
-    ),
+    link: str = link_option(),
+    baud: int = baud_option(),
+    start_byte: str = start_byte_option(),
+    end_byte: str = end_byte_option(),
     learn_start: bool = typer.Option(
         True,
         "--learn-start/--no-learn-start",
-        rich_help_panel="NULMODEM handshake",
+        rich_help_panel=NULMODEM_PANEL,
         help="NULMODEM: also take a peer's other control byte for its start byte when it "
         "speaks first (as the bridge does). --no-learn-start answers only --start-byte and "
         "--end-byte, as a DOS program that knows no other would: a peer for testing "
         "'dxserial probe'.",
     ),
-    echo_timeout: float = typer.Option(
-        5.0,
-        "--echo-timeout",
-        rich_help_panel="NULMODEM handshake",
-        help="NULMODEM: seconds to wait for an echo before starting over.",
-    ),
-    max_attempts: int = typer.Option(
-        5,
-        "--max-attempts",
-        rich_help_panel="NULMODEM handshake",
-        help="NULMODEM: failed attempts in a row before the link is down.",
-    ),
+    echo_timeout: float = echo_timeout_option(),
+    max_attempts: int = max_attempts_option(),
     connect_timeout: float = typer.Option(
         10.0, "--connect-timeout", help="tcp://: keep trying to connect for this many seconds."
     ),

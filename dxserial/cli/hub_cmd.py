@@ -12,7 +12,16 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import HUB_QUIET_HELP, HUB_VERBOSE_HELP, configure_logging
-from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_options
+from dxserial.cli.options import (
+    ENDPOINT_HELP,
+    baud_option,
+    echo_timeout_option,
+    end_byte_option,
+    link_option,
+    link_options,
+    max_attempts_option,
+    start_byte_option,
+)
 from dxserial.engine.player import check_name
 from dxserial.engine.runner import RunResult
 from dxserial.errors import ConfigError
@@ -26,28 +35,12 @@ _LINE = "DXP line"
 @app.command("hub")
 def hub_command(
     endpoint: str = typer.Argument(..., metavar="ENDPOINT", help=ENDPOINT_HELP),
-    link: str = typer.Option(
-        "nulmodem", "--link", help="Layer 1 on a serial port: 'nulmodem' or 'nul'. TCP: NUL."
-    ),
-    baud: int = typer.Option(9600, "--baud", help="Serial line speed.", rich_help_panel=_LINE),
-    start_byte: str = typer.Option(
-        "0x02", "--start-byte", help="NULMODEM start character.", rich_help_panel=_LINE
-    ),
-    end_byte: str = typer.Option(
-        "0x03", "--end-byte", help="NULMODEM end character.", rich_help_panel=_LINE
-    ),
-    echo_timeout: float = typer.Option(
-        5.0,
-        "--echo-timeout",
-        help="NULMODEM: seconds to wait for an echo before starting over.",
-        rich_help_panel=_LINE,
-    ),
-    max_attempts: int = typer.Option(
-        5,
-        "--max-attempts",
-        help="NULMODEM: failed attempts in a row before the link is down.",
-        rich_help_panel=_LINE,
-    ),
+    link: str = link_option(),
+    baud: int = baud_option(_LINE),
+    start_byte: str = start_byte_option(_LINE),
+    end_byte: str = end_byte_option(_LINE),
+    echo_timeout: float = echo_timeout_option(_LINE),
+    max_attempts: int = max_attempts_option(_LINE),
     connect_timeout: float = typer.Option(
         10.0,
         "--connect-timeout",

@@ -12,7 +12,19 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import Publish, run_watched, stdout_progress
-from dxserial.cli.engine_cmd import ENDPOINT_HELP, link_kind, link_options
+from dxserial.cli.options import (
+    ENDPOINT_HELP,
+    allow_option,
+    baud_option,
+    echo_timeout_option,
+    end_byte_option,
+    link_kind,
+    link_option,
+    link_options,
+    max_attempts_option,
+    start_byte_option,
+    web_option,
+)
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
@@ -23,6 +35,8 @@ from dxserial.programs.match import Match
 from dxserial.programs.tournament import parse_opening
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.transports.endpoints import EngineEndpoint
+
+_SERIAL = "Serial lines and NULMODEM"
 
 
 @app.command("match")
@@ -57,48 +71,26 @@ def match_command(
         "--connect-timeout",
         help="Seconds to reach an engine (tcp:// retries, listen:// waits).",
     ),
-    link: str = typer.Option(
-        "nulmodem", "--link", help="Layer 1 on serial endpoints: 'nulmodem' or 'nul'."
-    ),
+    link: str = link_option(),
     link_a: str | None = typer.Option(
         None,
         "--link-a",
-        rich_help_panel="Serial lines and NULMODEM",
+        rich_help_panel=_SERIAL,
         help="Layer 1 for engine A only.",
         show_default=False,
     ),
     link_b: str | None = typer.Option(
         None,
         "--link-b",
-        rich_help_panel="Serial lines and NULMODEM",
+        rich_help_panel=_SERIAL,
         help="Layer 1 for engine B only.",
         show_default=False,
     ),
-    baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
-    start_byte: str = typer.Option(
-        "0x02",
-        "--start-byte",
-        rich_help_panel="Serial lines and NULMODEM",
-        help="NULMODEM start character.",
-    ),
-    end_byte: str = typer.Option(
-        "0x03",
-        "--end-byte",
-        rich_help_panel="Serial lines and NULMODEM",
-        help="NULMODEM end character.",
-    ),
-    echo_timeout: float = typer.Option(
-        5.0,
-        "--echo-timeout",
-        rich_help_panel="Serial lines and NULMODEM",
-        help="NULMODEM: seconds to wait for an echo before starting over.",
-    ),
-    max_attempts: int = typer.Option(
-        5,
-        "--max-attempts",
-        rich_help_panel="Serial lines and NULMODEM",
-        help="NULMODEM: failed attempts in a row before the link is down.",
-    ),
+    baud: int = baud_option(),
+    start_byte: str = start_byte_option(_SERIAL),
+    end_byte: str = end_byte_option(_SERIAL),
+    echo_timeout: float = echo_timeout_option(_SERIAL),
+    max_attempts: int = max_attempts_option(_SERIAL),
     opening: str = typer.Option(
         "",
         "--opening",
@@ -134,15 +126,8 @@ def match_command(
         rich_help_panel="Arbiter",
         help="Seconds a move not charged to the engine: the line's share of each move.",
     ),
-    web: str | None = typer.Option(
-        None,
-        "--web",
-        help="Serve a live view of the games at HOST:PORT (needs dxserial[web]).",
-        show_default=False,
-    ),
-    allow: list[str] = typer.Option(
-        [], "--allow", help="With --web: networks that may connect (CIDR; repeatable)."
-    ),
+    web: str | None = web_option(),
+    allow: list[str] = allow_option(),
     engines_file: Path | None = typer.Option(
         None,
         "--engines",

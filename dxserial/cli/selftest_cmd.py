@@ -9,6 +9,14 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
+from dxserial.cli.options import (
+    baud_option,
+    bytesize_option,
+    parity_option,
+    rtscts_option,
+    stopbits_option,
+    xonxoff_option,
+)
 from dxserial.errors import DxSerialError
 from dxserial.host.selftest import (
     SelftestOptions,
@@ -37,12 +45,12 @@ def selftest_command(
         "echoes back from PORT2 and reads on PORT, so both directions are tested.",
         show_default=False,
     ),
-    baud: int = typer.Option(9600, "--baud", help="Serial line speed (DXP's default is 9600)."),
-    bytesize: int = typer.Option(8, "--bytesize", help="Data bits: 5, 6, 7 or 8."),
-    parity: str = typer.Option("N", "--parity", help="Parity: N, E, O, S or M."),
-    stopbits: float = typer.Option(1, "--stopbits", help="Stop bits: 1, 1.5 or 2."),
-    rtscts: bool = typer.Option(False, "--rtscts", help="Hardware (RTS/CTS) flow control."),
-    xonxoff: bool = typer.Option(False, "--xonxoff", help="Software (XON/XOFF) flow control."),
+    baud: int = baud_option(),
+    bytesize: int = bytesize_option(None),
+    parity: str = parity_option(None),
+    stopbits: float = stopbits_option(None),
+    rtscts: bool = rtscts_option(None),
+    xonxoff: bool = xonxoff_option(None),
     count: int = typer.Option(
         2560,
         "--count",

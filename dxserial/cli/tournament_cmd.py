@@ -11,7 +11,15 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import run_watched, stdout_progress
-from dxserial.cli.engine_cmd import link_options
+from dxserial.cli.options import (
+    allow_option,
+    baud_option,
+    echo_timeout_option,
+    link_option,
+    link_options,
+    max_attempts_option,
+    web_option,
+)
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.programs.tournament_runner import Tournament, load_spec
@@ -44,25 +52,12 @@ def tournament_command(
         "one at a time, an engine dxserial runs gets its own process for each game.",
         show_default=False,
     ),
-    web: str | None = typer.Option(
-        None,
-        "--web",
-        help="Serve a live view of the games at HOST:PORT (needs dxserial[web]).",
-        show_default=False,
-    ),
-    allow: list[str] = typer.Option(
-        [], "--allow", help="With --web: networks that may connect (CIDR; repeatable)."
-    ),
-    link: str = typer.Option(
-        "nulmodem", "--link", help="Layer 1 on serial endpoints: 'nulmodem' or 'nul'."
-    ),
-    baud: int = typer.Option(9600, "--baud", help="Serial line speed."),
-    echo_timeout: float = typer.Option(
-        5.0, "--echo-timeout", help="NULMODEM: seconds to wait for an echo before starting over."
-    ),
-    max_attempts: int = typer.Option(
-        5, "--max-attempts", help="NULMODEM: failed attempts in a row before the link is down."
-    ),
+    web: str | None = web_option(),
+    allow: list[str] = allow_option(),
+    link: str = link_option(),
+    baud: int = baud_option(),
+    echo_timeout: float = echo_timeout_option(None),
+    max_attempts: int = max_attempts_option(None),
     name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=VERBOSE_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),

@@ -19,24 +19,20 @@ import typer
 from dxserial.cli.app import app
 from dxserial.errors import ConfigError
 from dxserial.files import read_text
-from dxserial.host.udev import (
+from dxserial.host.udev_files import RULES_FILE, Kind, shipped_file
+from dxserial.host.udev_install import (
     EXIT_NOPERM,
-    RULES_FILE,
     InstallPermissionError,
-    Kind,
     check_group,
     check_name,
-    check_rules,
-    count_rules,
     dxserial_executable,
     install,
     plan_install,
     render,
-    shipped_file,
-    udevadm_verify,
     uninstall,
     unit_cannot_run,
 )
+from dxserial.host.udev_lint import check_rules, count_rules, udevadm_verify
 
 udev_app = typer.Typer(
     name="udev",

@@ -1,34 +1,10 @@
 """FMJD's draw rules for international draughts, with the counters each rule needs.
 
 Pure and sans-I/O like the rest of the rules layer: a :class:`DrawCounter` is fed the
-positions of one game in order and says when a rule ends the game as a draw.  It works on
-positions only (what moved, what was captured is read from the difference of two positions),
-so a referee can rebuild it from its list of positions after a take-back.
-
-The rules are those of the official FMJD rules for international draughts, Annex 1,
-article 6 ("the end of the game"), paraphrased here (the stored copies of Annex 1 this was
-written from held articles 1-5 in full; article 6 as quoted by the FFJD, by encyclopedias,
-and by a published question on how the counts interact):
-
-* **Repetition** -- the same position occurs for the third time with the same player to
-  move: a draw.  The occurrences need not be in a row; the start position counts.
-* **25 moves of kings** -- during 25 successive moves of each player only kings were
-  moved, no man moved and nothing was captured: a draw.  Counted in plies (50); a man move
-  or a capture (by anyone, of anything) sets the count back to 0.
-* **16 moves** -- three kings, two kings and a man, or a king and two men against a lone
-  king: a draw after each player has played at most 16 more moves.  The count starts at the
-  position where the material first became one of these; a man move, a promotion or a
-  capture inside the count does not restart it, as long as the material stays one of the
-  16-move configurations ("when a piece is taken during these 16 moves the maximum of 16
-  moves remains valid").
-* **5 moves** -- two kings, a king and a man, or a king against a (lone) king: a draw after
-  each player has played at most 5 more moves.  The count starts where the material became
-  one of these, also when it came from a 16-move configuration by a capture; then the
-  16-move maximum still holds too, and the game is a draw when the first count runs out.
-
-The sub-clause numbers of article 6 differ between editions, so the code names the rule,
-not a sub-clause.  pydraughts (0.6.7) counts the endgame rules from the last capture or man
-move instead; on king moves only the two agree (tests/test_draw_rules.py).
+positions of one game in order and says when a rule ends the game as a draw (repetition,
+25 moves of kings, the 16-move and 5-move endgames).  It works on positions only, so a
+referee can rebuild it after a take-back.  The rules as written, where they come from and
+how pydraughts differs: docs/draw-rules.md.
 """
 
 from __future__ import annotations

@@ -1,66 +1,11 @@
 """The built-in engine as a sans-I/O player: messages from the peer in, messages to send out.
 
 A :class:`Player` is what ``dxserial engine`` runs on a port, and what tests wire to another
-player in memory.  It keeps a :class:`~dxserial.protocol.session.Session` for its role (so it
-can never speak out of turn: every message it sends is checked there first) and the game's
-positions, one per ply, so a take-back is a slice.  It does no I/O and reads no clock of its
-own: the clock is passed in, so tests are reproducible.
-
-Rules it follows (decided here where DXP leaves a choice):
-
-* **One message at a time.**  :meth:`Player.receive` returns what to send, in order (for
-  instance GAMEACC then the first MOVE when the follower has White); the runner hands them
-  to a layer-1 link that writes each on its own.
-* **Move limit.**  The GAMEREQ's moves field (``000``: no limit) is read as the length of
-  the game: once that many full moves are played (2 x moves plies since the game's start,
-  net of take-backs), the side to move ends the game with GAMEEND reason 2 (draw) instead of
-  moving.  This is what Scan 2.0 does with ``075`` (150 plies, then ``E20``).  When the peer
-  is to move at the limit the player waits: if the peer plays on, the player ends the game
-  at its own next turn.
-* **No legal move.**  When it is to move and has none, it resigns: GAMEEND reason 1.
-* **Stop codes.**  A follower always asks to go on (stop code 0) and serves games until the
-  initiator stops.  An initiator asks to go on until the last of its games, whose GAMEEND
-  exchange (sent or answered) carries stop code 1.
-* **GAMEACC.**  A GAMEREQ of another protocol version is refused with code 1 (the session
-  stops); a form-B position that is not a position is refused with code 2 (this game only).
-* **Thinking time.**  A search may use at most 1/20 of the time left on its clock (the
-  GAMEREQ's minutes per player, less what its moves of this game took; ``000``: no bound)
-  and then plays the best move of its deepest finished pass.  :meth:`Player.cancel` stops a
-  search at once (the runner calls it when leaving): :meth:`Player.receive` then raises
-  :class:`~dxserial.engine.search.SearchCancelled` with nothing sent, so it is still our move.
-* **No answer.**  An initiator whose GAMEREQ has had no GAMEACC for ``answer_timeout``
-  seconds reports :class:`NoAnswer` (once per timeout, never more often) and keeps waiting;
-  :meth:`Player.poll` also repeats the GAMEREQ when asked to, which the runner does on NUL
-  links only: a NULMODEM link repeats its own frames until echoed, while a NUL peer that
-  connected late (or a bridge that had no TCP peer yet) lost the first GAMEREQ for good.  A
-  peer that did get both sees the repeat as a duplicate.
-* **BACKREQ** is answered with K0 (and the game goes back) or K1, as configured.
-* **Leniency.**  A peer's repeat of its previous message that would be out of turn (a
-  NULMODEM retransmission) is ignored.  Dialects (:mod:`dxserial.protocol.dialects`) are
-  named once as a note: a GAMEEND answer with the reason it answers (pydraughts, GWD) is
-  the answer; a GAMEEND left unanswered for ``gameend_timeout`` seconds (GWD) counts as
-  answered, and a late answer after that is swallowed.
-* **Violations** (a message out of turn, an illegal move, a message that is not DXP) do not
-  end the session; the player stays a usable peer:
-
-  - it sends a CHAT saying why (at most 126 printable characters);
-  - if a game is running on its side, it ends it: GAMEEND reason 0 (stop code 0; an
-    initiator's last game says 1, as always) sent even when it is not its move, the game
-    reported as ``*`` ("abandoned: ..."), and the dialogue starts afresh; it then waits for
-    the peer's answering GAMEEND (swallowed; a follower also takes a new GAMEREQ instead)
-    before an initiator offers its next game;
-  - if no game runs on its side but the message implies one (MOVE, BACKREQ, BACKACC,
-    GAMEEND: say a follower was restarted mid-game), it sends GAMEEND reason 0, stop code 0
-    so that the peer can close its game, and swallows the answer; an initiator whose
-    GAMEREQ was pending sends it again once the peer's game is closed;
-  - if the violating message is itself a GAMEEND, our GAMEEND is its answer: nothing more is
-    awaited;
-  - anything else (a GAMEREQ to an initiator, a GAMEACC to a follower, a MOVE while our
-    GAMEEND waits for its answer) gets the CHAT only.
-
-  Messages that arrive while the answering GAMEEND is awaited are ignored.  Each violation
-  and each ignored message counts; a message the dialogue accepts resets the count.  At
-  :data:`MAX_VIOLATIONS` in a row the player gives up: :class:`PeerError`.
+player in memory.  It keeps a :class:`~dxserial.protocol.session.Session` for its role (so
+it never speaks out of turn) and one position per ply (a take-back is a slice); the clock is
+passed in.  The rules it follows where DXP leaves a choice (move limit, stop codes, thinking
+time, repeated GAMEREQs, dialects, and how it answers a violation without ending the
+session, up to :data:`MAX_VIOLATIONS`): docs/engine.md.
 """
 
 from __future__ import annotations
@@ -281,7 +226,7 @@ class _Game:
 
 
 class Player:
-    """One DXP engine; see the module docstring for the rules it plays by."""
+    """One DXP engine; the rules it plays by are in docs/engine.md."""
 
     def __init__(
         self,
@@ -406,7 +351,7 @@ class Player:
     def receive(self, msg: Message) -> list[Message]:
         """Take one message from the peer; return the messages to send, in order.
 
-        A violation is answered as the module docstring says; :class:`PeerError` only after
+        A violation is answered as docs/engine.md says; :class:`PeerError` only after
         :data:`MAX_VIOLATIONS` in a row.
         """
         self._turn_since = self._clock()

@@ -1,23 +1,9 @@
 """Runs a :class:`~dxserial.engine.player.Player` on an endpoint: messages in, moves out.
 
-All I/O goes through :class:`~dxserial.transports.linkdriver.LinkDriver` (the same pump the
-bridge uses), so the player speaks NULMODEM or NUL frames on a serial line and NUL frames on
-TCP without knowing which.  The player's work (a search) runs in a worker thread: while it
-thinks, the event loop keeps echoing NULMODEM bytes, so a slow search never looks like a dead line.
-
-Exit status (see :class:`RunResult`), so that a script can tell "played" from "did not":
-
-* 0 when the session ended as DXP says (stop code 1 exchanged), or when a signal stopped
-  the engine after at least one game was played to its end (its GAMEEND exchange done);
-* 1 when a signal came before that ("stopped before any game was played", or during the
-  first game), when the peer kept breaking the protocol (``MAX_VIOLATIONS`` in a row; a
-  single violation is answered and the session goes on), the link was lost, or the games
-  were refused.
-
-Stopping (:meth:`EngineRunner.stop`, or the task being cancelled) cancels a running search
-at once, so a signal is obeyed within milliseconds even at a deep search.  An initiator
-whose GAMEREQ gets no answer says so once per ``answer_timeout`` with a hint, and on NUL
-links (TCP, ``--link nul``) sends the GAMEREQ again (see :meth:`Player.poll`).
+All I/O goes through :class:`~dxserial.transports.linkdriver.LinkDriver`, so the player
+speaks NULMODEM or NUL frames without knowing which; a search runs in a worker thread while
+the loop keeps echoing, and a stop cancels it at once.  The exit status (:class:`RunResult`:
+0 played, 1 did not) and when an unanswered GAMEREQ is repeated: docs/engine.md.
 """
 
 from __future__ import annotations

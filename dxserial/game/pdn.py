@@ -7,13 +7,11 @@ than none.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 from pathlib import Path
 
 from dxserial.draughts import START_FEN, FenError, Position
+from dxserial.files import write_atomic
 from dxserial.game.record import (
     GAME_TYPE,
     MAX_LINE,
@@ -169,7 +167,6 @@ def write_pdn(record: GameRecord, directory: Path | str, *, mode: int = 0o600) -
     file of the same name is never overwritten (``-2``, ``-3``... is added).
     """
     folder = Path(directory)
-    data = to_pdn(record).encode("utf-8")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         base = pdn_filename(record)
@@ -178,36 +175,10 @@ def write_pdn(record: GameRecord, directory: Path | str, *, mode: int = 0o600) -
         while target.exists():
             n += 1
             target = folder / f"{base[:-4]}-{n}.pdn"
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dxserial-", suffix=".pdn.tmp")
     except OSError as exc:
         raise RecordError(f"cannot write game record in {folder}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), mode)
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise RecordError(f"cannot write game record {target}: {exc.strerror}") from None
-    _sync_directory(folder)
+    write_atomic(target, to_pdn(record), what="game record", mode=mode, error=RecordError)
     return target
-
-
-def _sync_directory(folder: Path) -> None:
-    """Make the rename itself durable where the OS allows it (best effort)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # --------------------------------------------------------------------------- reading

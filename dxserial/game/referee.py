@@ -1,29 +1,11 @@
 """A referee for the games of one DXP connection: every message judged with its sender.
 
 Sans-I/O: :meth:`Referee.observe` takes a parsed message and the role that sent it and
-returns a :class:`Verdict`; it never raises for anything a peer sends, because judging is
-its job.  A :class:`~dxserial.protocol.session.Dialogue` keeps turn and phase, a
-:class:`~dxserial.draughts.Position` per ply keeps legality.  What to *do* about a
-violation (forward, log, refuse, tell the sender) is the caller's policy; the referee only
-needs to know whether a rejected move reached the other engine, because that decides what
-the game state is afterwards.
-
-Policy (``Policy.STRICT``): the caller does not forward a violating message, so nothing
-changes: the same side is still to move from the same position.
-
-Policy (``Policy.WARN``): the caller forwards everything. A message that breaks the dialogue
-(out of turn) is reported, then followed (:meth:`Dialogue.follow`): the state becomes what
-its receiver will believe, so one broken rule is not reported again for every later message.
-A duplicate changes nothing unless the caller forwards it too
-(:meth:`Referee.forward_anyway`). A MOVE that is legal by the dialogue but illegal on the
-board is another matter: the receiving engine got it and will answer as if it had been
-played. The referee then *counts the ply* (the turn passes, move numbers go on), keeps the
-last legal position, and marks the game "record unreliable from ply N". From there on it
-still judges the dialogue (turns, duplicates, take-backs, GAMEEND) but stops judging moves
-on the board: any position it could compute would be a guess, and a guess would blame the
-innocent side for every later move. Those moves come back as ``ok`` with ``checked=False``.
-A take-back (BACKACC code 0) to a position before ply N makes the game reliable again. At a
-GAMEEND with reason 0 an unreliable game's result is ``*`` (the final position is unknown).
+returns a :class:`Verdict`; it never raises for anything a peer sends.  A
+:class:`~dxserial.protocol.session.Dialogue` keeps turn and phase, a
+:class:`~dxserial.draughts.Position` per ply keeps legality; what to do about a violation is
+the caller's policy.  How ``Policy.STRICT`` and ``Policy.WARN`` differ, and why an illegal
+move that was forwarded makes the record unreliable: docs/dialogue.md.
 """
 
 from __future__ import annotations
@@ -75,7 +57,7 @@ _DXP_TYPES = tuple(MESSAGE_TYPES.values())
 
 
 class Policy(enum.StrEnum):
-    """What the caller does with a violating message; see the module docstring."""
+    """What the caller does with a violating message; see docs/dialogue.md."""
 
     WARN = "warn"  # forwarded anyway: the other engine saw it
     STRICT = "strict"  # not forwarded: as if it had never been sent

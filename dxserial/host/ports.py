@@ -23,7 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError
-from dxserial.host.udev import PLACEHOLDER_SERIALS, adapter_family, predicted_name, udev_serial
+from dxserial.host.udev_files import (
+    PLACEHOLDER_SERIALS,
+    adapter_family,
+    predicted_name,
+    udev_serial,
+)
 from dxserial.transports.permissions import UDEV_HINT, group_name, in_group_db
 
 #: Folders of udev's stable links: by-id (maker, product, serial), by-path, ours.

@@ -1,48 +1,11 @@
 """How an engine on a serial line speaks DXP, found out by listening and asking: no I/O here.
 
-A DOS-era engine gives no clue about its layer 1: NULMODEM echo handshake or NUL frames,
-which start and end bytes (DXP.md: their values are lost), which speed.  :class:`Prober`
-decides what to send and what the answers prove; a runner moves the bytes and reopens the
-port at the speed asked for (:class:`Open`), and passes the time in, so tests run it on a
-fake clock against a simulated peer.
-
-**Passive first** (``listen`` seconds at the first speed): an initiator speaks unasked.
-
-* A NUL-terminated frame that parses as DXP proves NUL framing and the speed.
-* A lone control byte is a NULMODEM sender's start byte S waiting for its echo: we echo it
-  and every byte after it, as a receiver does, until a control byte after at least one
-  character (its end byte E).  A message that parses proves S, E and the speed: the
-  sender went on only because each echo was right.
-* Anything else is garbage: the speed is wrong.  A lone burst is compared with what the
-  UART model (:mod:`dxserial.sim.uart`) says each control byte sent at each
-  candidate speed would look like here; a speed that explains it is tried first.
-
-A GAMEREQ received that way is answered with GAMEACC code 2 ("not this game, a next one
-may follow"): the initiator then offers its next game, so it is left ready for one.
-
-**Then active**, speed by speed (9600, 19200, 2400, 4800, 38400, 1200, 57600, 115200;
-speeds that produced garbage last):
-
-1. NUL, with a CHAT: ``NUL CHAT NUL``.  Any valid DXP frame in answer proves NUL.
-2. NULMODEM: each likely start byte alone (STX, SOH, ESC, RS).  A NULMODEM receiver
-   echoes its own start byte and ignores others, so the echo finds S.  Then a CHAT's
-   characters (each echoed byte for byte) and a candidate end byte, and one more byte,
-   ``?``: a receiver whose message that end byte closed is idle and does not echo it; one
-   still inside the message does.  So E is the first candidate after which ``?`` stays
-   unanswered.  A wrong echo means the speed is wrong (garbage): on to the next speed.
-3. NUL with a GAMEREQ (a NUL follower need not answer a CHAT).  A GAMEACC proves NUL; if
-   it accepts, we (White) end the game at once with GAMEEND reason 0, stop code 0 and
-   wait for its answer, so the engine is ready for a real game.
-
-After every speed with the likely start bytes, a second round tries the other control
-bytes as S.  A candidate counts only on a byte-for-byte echo (NULMODEM) or a valid DXP
-answer (NUL); garbage never does.  Verdicts: ``found``; ``ambiguous`` when the evidence
-does not decide (a peer that echoes every byte, even after an end byte, cannot be told
-apart by echoes); ``not found`` with what was tried.  ``timeout`` bounds it all.
-
-Limits: a peer that learns the start byte from its peer (dxserial itself does, until its
-first message) answers whatever framing is tried first, STX/ETX; that is then a framing
-that works with it, not necessarily the one it was configured with.
+A DOS-era engine gives no clue about its layer 1 (NULMODEM or NUL, which start and end
+bytes, which speed).  :class:`Prober` decides what to send and what the answers prove; a
+runner moves the bytes, reopens the port at the speed asked for (:class:`Open`) and passes
+the time in, so tests run it on a fake clock against a simulated peer.  It listens first,
+then asks speed by speed; the order, what counts as proof, the verdicts and the limits:
+docs/probe.md.
 """
 
 from __future__ import annotations
@@ -167,7 +130,7 @@ class _Evidence:
 
 
 class Prober:
-    """The probe's decisions (see the module docstring).
+    """The probe's decisions (docs/probe.md).
 
     Call :meth:`start`, then :meth:`feed` with bytes read, :meth:`poll` at
     :meth:`next_deadline`, and :meth:`opened` after carrying out an :class:`Open`; take

@@ -25,12 +25,9 @@ plays the games.  Decisions:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-import os
-import tempfile
 import tomllib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -40,6 +37,7 @@ from typing import Any
 from dxserial.draughts import FenError, Position
 from dxserial.draughts.notation import parse_pdn_move
 from dxserial.errors import ConfigError, DxSerialError
+from dxserial.files import write_atomic
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.programs.engine_command import (
     EngineCommand,
@@ -526,23 +524,6 @@ class State:
 
     def save(self, path: Path) -> None:
         write_atomic(path, self.to_json())
-
-
-def write_atomic(path: Path, text: str, mode: int = 0o600) -> None:
-    """Write ``text`` so that a crash leaves either the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dxserial-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), mode)
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def colour_of(game: Pairing, name: str) -> Colour:

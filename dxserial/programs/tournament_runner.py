@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError, DxSerialError
+from dxserial.files import write_atomic
 from dxserial.game.news import Watcher
 from dxserial.programs.conductor_rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.programs.engine_host import CommandEndpoint, instance
@@ -28,7 +29,6 @@ from dxserial.programs.tournament import (
     State,
     TournamentSpec,
     game_lines,
-    write_atomic,
 )
 from dxserial.protocol.links import LinkKind
 from dxserial.transports.child import kill_leftover

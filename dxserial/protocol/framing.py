@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from dxserial.errors import ConfigError, FramingError
 from dxserial.protocol.messages import MAX_MESSAGE_LEN
 
-"""Longest DXP message, in bytes (layer 1 of the protocol)."""
-
 SAMPLE_LEN = 256
 """At most this many bytes of a dropped frame are kept in :class:`FrameDropped`."""
 

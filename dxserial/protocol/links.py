@@ -18,14 +18,13 @@ from typing import Literal, Protocol
 from dxserial.errors import FramingError
 from dxserial.protocol.framing import FrameDropped, FrameReceived, NulFramer, check_message
 from dxserial.protocol.nulmodem import (
+    DEFAULT_MAX_QUEUE,
     LinkEvent,
     LinkProblem,
     MessageDelivered,
     MessageReceived,
     NulModemLink,
 )
-
-DEFAULT_MAX_QUEUE = 1024
 
 LinkKind = Literal["nulmodem", "nul"]
 

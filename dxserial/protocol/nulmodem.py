@@ -1,125 +1,11 @@
 """NULMODEM layer 1: the DXP echo handshake on a serial line, both directions, without I/O.
 
 The caller passes in the bytes read and the current time; it takes out the bytes to write,
-the events, and the time at which :meth:`NulModemLink.poll` must be called next.
-
-The handshake (see DXP.md, "Layer 1"): the sender writes the start byte S, each message
-character and the end byte E one at a time, each only after the previous one came back as
-an echo; a wrong echo, or no echo within ``timeout``, starts the message over from S. The
-receiver echoes what it receives unchanged, collects up to 127 characters between S and E,
-and restarts on an S anywhere. Echoes and our own message bytes share one wire, so the line
-is half-duplex: we never start a message while a peer's message is being received.
-
-**S and E.** The protocol page's values for S and E could not be confirmed (the list that
-defined them is lost), so both are parameters. The defaults STX (0x02) and ETX (0x03) are a
-guess; ``learn_start`` below helps when the peer uses others.
-
-**Bytes outside a message are not echoed** (they are reported). DXP.md says a receiver
-echoes every byte, and warns of the result: a receiver that missed a message's S echoes the
-rest, and the sender believes a message delivered that was dropped. That happens, for
-example, when both ends send S at once and one S is garbled: the other end took our S for
-its echo. Not echoing leaves that sender without an echo, so it times out and sends the
-message again. It also means two idle ends can never echo a noise byte back and forth.
-
-**Collisions.** CHAT may be sent at any time, so both ends can start at once. Each then
-takes the other's bytes for its echoes until the two messages differ; both see a wrong
-echo. Rule: after a *wrong* echo we wait a random delay (between a tenth of ``backoff`` and
-``backoff``) before starting over, and while we wait we are a plain receiver, so the first
-end to start again wins and the other receives its message first. The two ends must draw
-different delays: the default ``rng`` is seeded from ``os.urandom``. A wrong echo that is a
-start byte means the peer began a message: we count the failure and receive it at once.
-After a *timeout* we start over at once, as the protocol says.
-
-**Giving up.** Failed attempts in a row are counted (reset by any message delivered or
-received). Past ``max_attempts`` the link gives up only on a *silent* peer: if any byte came
-from it (an echo, a wrong echo, a stray byte, a message) within the last ``5 * timeout``
-(:data:`ALIVE_TIMEOUTS`), it is alive and the line is merely bad, so the queue is kept and
-the message is tried again after a back-off that doubles with each further failure, up to
-``timeout``. Five echo timeouts because on a line that loses one byte in twenty, two or
-three attempts in a row can fail without a single byte coming back (measured: with two,
-the bridge still dropped 8 of 10 queued messages at 5 % drop + 5 % corruption), while five
-timeouts of silence is what the default ``max_attempts`` always took to mean "gone". Only
-then does the link report :class:`LinkDown`, naming every message dropped (the one in
-flight and the queue behind it). Limit: noise that a line
-makes by itself (a floating input) looks like life, so such a line keeps retrying; the
-queue stays bounded by ``max_queue``.
-Limit: two *identical* messages started at the same moment echo each other perfectly; both
-ends report them delivered and neither receives them. Nothing on the wire can tell.
-
-**What no echo handshake catches.** There is no checksum: a byte that noise turns into E
-(with STX/ETX one flipped bit turns a restarting S into E) ends the receiver's partial
-message, which is then delivered short; the layer-2 parser rejects most such messages. A
-byte added by noise is caught by its echo, unless that echo is lost too. And a corrupted
-echo of E makes the sender repeat a message the receiver already delivered: it arrives
-twice, back to back. Only the dialogue layer can tell that from a new message. Echoes
-carry no sequence number: a start byte stalled past the timeout and echoed late confirms
-the next attempt's start byte, which noise may have turned into a character (its echo
-lost): the message arrives with that character in front.
-
-**Bounces.** Two ends that both believe the other is sending would echo start bytes back
-and forth for ever (a late echo of our own S can do this). So a start byte that repeats a
-start or end byte we echoed within ``timeout / 2``, with no message character echoed since,
-is taken for a bounce: reported, not echoed. A peer whose echo of S was garbled and that
-repeats S at once gets no echo this time and repeats it after its timeout. A message being
-received is dropped after ``timeout`` without a byte.
-
-**Late echoes.** A line that stalls longer than ``timeout`` brings echoes back after we
-gave up on them; after a collision, one end can take the late echo of its own start byte for
-the peer's, echo it, and from then on each end echoes the other's echoes: both messages go
-round for minutes and each end receives its own. What gives it away is the content: the
-bytes coming round are our own frame. So while a message of ours is pending, a start byte
-that interrupts a message whose characters so far are the start of ours is not echoed (the
-partial message is dropped), which breaks the ring. A genuine peer whose message happens to
-start like ours and that restarts it loses one attempt and repeats it after its timeout.
-Likewise a whole message equal to our pending one (a start byte where an echo was due,
-then our late echoes): its end byte is not echoed, the message is dropped. A peer that
-really sent the same (a GAMEEND answered by the same GAMEEND while the echo of our end
-byte was lost) gets no echo and sends it again; the second copy while ours still waits is
-taken, with a warning, else two ends with the same message would refuse each other for
-ever. Limit: our late echoes coming round twice with the same message pending would pass.
-Longer rings (two ends passing a
-start byte and characters around, say after noise hit both directions at once) cannot be
-told from a peer byte by byte, so a last rule bounds them: echoing for ``4 * timeout``
-*and* more bytes than two whole messages, without a pause of ``timeout / 4``, without
-sending anything ourselves and without receiving a message other than the last four (a ring
-only repeats itself) makes us ignore the line for ``timeout``. One genuine message on a
-slow line never meets the byte count; a real sender that hits the rule on a very noisy line
-simply repeats its message afterwards.
-
-**A message dropped here and never sent again.** S and E differ in one bit (0x02, 0x03):
-when the end byte of a whole message arrives as a start byte and our echo of it comes back
-to the sender as its end byte, the sender counts the message delivered while we dropped it
-("start byte in the middle of a message"); likewise a character garbled into 0x00 or a
-byte >= 0x80 and its echo garbled back (the message is dropped for that byte). Byte by
-byte that cannot be told from a sender that starts over after a wrong echo; what tells
-them apart comes next: a sender that starts over sends the same message again. So the next
-message delivered must begin with the dropped one, but for its last character (the one
-whose echo came back wrong) and any start bytes garbled into characters after it, or differ
-from it in a character or two (one of the copies garbled); if it does not, the dropped message
-is reported as possibly lost (:attr:`LinkProblem.lost`). A sender whose next message
-begins like the one before it goes unnoticed.
-
-**Start-byte learning** (``learn_start=True``), until the first message from the peer is
-delivered. While idle, a control byte (0x01..0x1f or 0x7f) that is not a known start or end
-byte is taken as the peer's start byte S' and begins a message; in such a message the first
-control byte after at least one character ends it. A message framed that way is delivered
-only if it parses as a DXP message (noise that happens to look like framing does not); then
-S' is recognised from then on, and our own messages are framed like the last message the
-peer completed, because a peer only listens for its own start byte. Each step is reported as
-a :class:`LinkProblem`. Safe because: the configured S and E always keep working (learning
-cannot make us deaf to a standard peer); a message begun by the configured S is framed
-exactly as configured (control bytes inside are characters); 0x00 (what a line break reads
-as), bytes >= 0x80 and printable characters are never learned; noise must form a framing
-around something that parses (a filter, not a proof: any "C" and a character is a CHAT),
-and learning stops once the peer's first message is delivered. What it cannot do: help
-when we speak first to such a peer (it ignores our S, so we time out and report
-:class:`LinkDown`). With learning on, :meth:`NulModemLink.send` refuses control bytes in a
-message, since a learning peer would take them for framing. The learned framing survives
-:meth:`NulModemLink.reset`.
-
-**Bounds.** The receive buffer holds at most ``max_len`` bytes; at most ``max_queue``
-messages wait to be sent (``send`` raises :class:`FramingError` beyond that). Bytes to
-write and events grow only with what the caller feeds in, so drain both after each call.
+the events, and the time at which :meth:`NulModemLink.poll` must be called next.  Each byte
+waits for its echo; collisions back off at random; a peer that still sends bytes is never
+given up on; bounces, late-echo rings and messages dropped unnoticed are recognised; the
+start byte can be learned from the peer.  Why each rule is what it is, and what no echo
+handshake can catch: docs/nulmodem.md.
 """
 
 from __future__ import annotations
@@ -172,7 +58,7 @@ class LinkProblem:
     error: FramingError
     noise: bool = False
     #: A message the peer may count as delivered although it was dropped here (a cut-off
-    #: message that was not sent again; see the module docstring).
+    #: message that was not sent again; see docs/nulmodem.md).
     lost: bytes | None = None
 
     @property
@@ -220,7 +106,7 @@ def _show(b: int) -> str:
 
 
 class NulModemLink:
-    """Both directions of the echo handshake on one serial line (see the module docstring)."""
+    """Both directions of the echo handshake on one serial line (docs/nulmodem.md)."""
 
     def __init__(
         self,
@@ -264,7 +150,7 @@ class NulModemLink:
         self._rx_deadline = 0.0
         self._rx_spoiled: str | None = None  # why the message being received will be dropped
         # The last message dropped here that the peer may count delivered, and why (see
-        # the module docstring): settled by the next message delivered.
+        # docs/nulmodem.md): settled by the next message delivered.
         self._cut: tuple[bytes, str] | None = None
         self._busy_since = 0.0  # start of the current run of echoes without progress
         self._last_rx_at = -math.inf  # last byte echoed as a receiver (-inf: progress made)

@@ -1,48 +1,12 @@
 """Dialogue state of one DXP connection: whose turn it is, what is owed, who broke a rule.
 
-Sans-I/O like h11: messages in, events out, no sockets and no clock. A :class:`Dialogue` is a
-neutral observer that sees every message with its sender (what a bridge or referee needs); a
-:class:`Session` is one end's view of the same thing (what an engine needs).
-
-Each transition is a pure function from one immutable state to the next, listed in one table
-(``_RULES``). A violation therefore leaves the state exactly as it was: the caller can log it,
-forward the message anyway, or hang up.
-
-Rules decided here where DXP.md is silent:
-
-* Counting. ``plies`` counts MOVE messages of the current game net of take-backs. Move numbers
-  follow PDN (and BACKREQ's "first move = 001"): a full move is White's ply then Black's, so
-  the number goes up after Black's ply; a game that starts with Black to move begins with
-  move 1 for Black and White's reply is move 2. ``(move number, colour to move)`` thus names
-  exactly one position of the game; a BACKREQ naming a position the game has not had (later
-  than now, or before its start) is a violation of its sender.
-* A pending BACKREQ. The side that asked waits for the BACKACC (its MOVE/GAMEEND/BACKREQ are
-  violations). The side that must answer may still send MOVE or start GAMEEND if it is to
-  move, because its message may have crossed the BACKREQ on the wire. The BACKACC may come
-  later: K0 then goes back to the requested position, K1/K2 leave the game as it is.
-* Crossings with GAMEEND. If the answering side starts a GAMEEND while a BACKREQ is pending,
-  or the side that owes a GAMEEND answer sends a BACKREQ (sent before it saw the GAMEEND),
-  that BACKREQ is void: nothing changes, and one BACKACC from the side that would answer it is
-  accepted and ignored if it is that side's next message other than CHAT.
-* A GAMEEND answer should have reason 0; one with the reason it answers (GWD, pydraughts)
-  is taken as the answer and reported as a :class:`HabitSeen`.  Its stop code may differ
-  from the first one: the session stops if either is 1.
-* A GAMEREQ from the initiator while a GAMEEND (stop code 0) waits for its answer is the
-  answer (GWD never answers one): the game ends, the request is pending, and a
-  :class:`HabitSeen` says so.
-* A second BACKREQ while one is pending is a violation, even if the two crossed.
-* Duplicates: a message whose bytes equal the sender's previous message (CHAT included in
-  "previous") and that would be a violation raises :class:`DuplicateMessageError`. CHAT is
-  never a violation, so a repeated CHAT is simply accepted; a repeat that happens to be legal
-  (the other side answered in between and the repeat is in turn again) cannot be told apart
-  from a new message here, with one exception: a MOVE equal to the same side's previous MOVE
-  of the game (no take-back since) is always a duplicate, because its from-square is empty.
-* Following the wire.  A refused message leaves the state as it was, which is right when it
-  was not delivered.  A caller that forwarded it anyway calls :meth:`Dialogue.follow`: the
-  state becomes what the receiving engine will believe (a GAMEREQ from the initiator
-  abandons the game and is pending; a GAMEEND during a game awaits its answer), and the
-  message counts as its sender's previous one for duplicates.  A rule is thus broken once,
-  never carried on into every later message or the next game.
+Sans-I/O like h11: messages in, events out, no sockets and no clock.  A :class:`Dialogue` is
+a neutral observer that sees every message with its sender (what a bridge or referee needs);
+a :class:`Session` is one end's view of the same thing (what an engine needs).  Each
+transition is a pure function from one immutable state to the next, listed in one table
+(``_RULES``), so a violation leaves the state as it was.  The rules decided here where
+DXP.md is silent (counting, take-backs, crossings with GAMEEND, duplicates, following the
+wire): docs/dialogue.md.
 """
 
 from __future__ import annotations

@@ -1,31 +1,11 @@
 """What a UART at one speed makes of bytes sent at another: a bit-level model, without I/O.
 
-Two ends of a real serial line that disagree on the speed do not lose the link quietly:
-the receiver samples the sender's bit stream at its own instants and delivers wrong bytes,
-more or fewer of them than were sent.  ``dxserial vpair`` uses this model when its two
-ends run at different speeds, and ``dxserial probe`` uses it to guess a peer's speed from
-the garbage it reads.
-
-The line (8N1, idle high): each byte is a start bit (low), 8 data bits least significant
-first, and a stop bit (high), each lasting ``1 / baud`` seconds of the *sender's* speed.
-The receiver, at its own speed, does what a plain UART does:
-
-* it waits for a falling edge (high to low);
-* it samples the start bit in its middle, half a bit (its own bit time) after the edge;
-  a high level there is a false start: nothing is delivered and it waits for the next edge;
-* it samples 8 data bits and the stop bit in their middles (1.5 .. 9.5 bit times after the
-  edge) and delivers the byte at the stop bit's sample;
-* a low stop bit is a framing error: the byte is delivered as sampled, which is what Linux
-  does on a raw tty (INPCK off); a break (the line low throughout) reads as 0x00;
-* it then waits for the next falling edge after the stop bit's sample, so after a framing
-  error the line has to go high again first.
-
-A level sampled exactly on a bit boundary (speeds that are whole multiples of each other
-put samples there) counts as the new bit: a real UART's 16x oversampling and clock
-tolerance make that case a coin toss, the model makes it reproducible.
-
-Times are seconds on any monotonic clock; the caller passes them in (:class:`UartLine`),
-so tests run on a fake clock.
+Two ends that disagree on the speed do not lose the link quietly: the receiver samples the
+sender's bit stream at its own instants and delivers wrong bytes, more or fewer of them.
+``dxserial vpair`` uses this model when its two ends run at different speeds, and
+``dxserial probe`` to guess a peer's speed from the garbage it reads.  Times are passed in
+(:class:`UartLine`).  How the receiver samples (8N1, framing errors, breaks, samples on a
+bit boundary): docs/simulators.md.
 """
 
 from __future__ import annotations

@@ -3,38 +3,9 @@
 Each end is a pty whose slave side is published as a symlink (``/tmp/x/a -> /dev/pts/7``),
 so any program opens it like a serial port.  The relay copies what is written on end A to
 end B and back, optionally paced at a baud rate, with reproducible drop and bit-flip
-faults, and can "unplug" an end the way a USB adapter is pulled out.
-
-Behaviour worth knowing:
-
-* The relay keeps a slave fd of each end open itself, so the master never sees EIO or a
-  hang-up when no program has the end open, and the raw line settings stay put.
-* Bytes sent toward an end that no program has open are kept, as by a device whose UART
-  buffers: first in the kernel (16-18 KiB per pty), then in the relay's queue (about
-  64 KiB, 4 KiB when paced); beyond that the relay stops reading the sender, whose writes then
-  block as on a full UART.  A program that opens the end later receives them, except that
-  pyserial flushes its input on open, which discards the kernel's share.
-* Unplugging an end removes its link, then closes that pty: a program holding it open
-  reads end-of-file and gets EIO on writes (pyserial: ``SerialException``), exactly as
-  with a pulled USB adapter.  Bytes in flight toward it, and bytes sent to it while
-  unplugged, are counted as ``lost``.  Replugging makes a new pty (usually a new
-  /dev/pts number) behind the same path.
-* Speeds: each end has one (``baud_a``/``baud_b``, else ``baud``, else with
-  ``termios_speed`` whatever the program on that end set with tcsetattr, which is how
-  pyserial sets its baudrate; else none: unpaced).  Read from the relay's own slave fd:
-  a pty's termios is shared by every fd of it.  One speed (or one end unpaced): 10 bits
-  per character, byte n of a burst due at an absolute deadline ``max(arrival, previous
-  delivery) + (n + 1) x 10/baud`` so the relay's own lateness never accumulates; the last
-  80 µs before a byte is due are waited out on the clock (a sleep ends ~35 µs late here)
-  (measured by bench/vpair_timing.py at 9600 baud on a shared 2-core machine: the first
-  byte about 0.12 ms late, each later one within 0.013 ms median, 0.09 ms p99, of its true
-  time, no drift).  An echo round trip of one byte takes about two character times.
-  Two different speeds: the receiving end gets what a UART at its speed samples from
-  the sender's bit stream (:mod:`dxserial.sim.uart`): wrong values, more or fewer
-  bytes.  A speed that changes while characters are on the wire loses them (``lost``).
-* Faults are drawn per byte and direction from a generator seeded with ``seed`` (random
-  when not given; see :attr:`VirtualPair.seed`), in byte order, so the same seed and the
-  same byte stream give the same faults however the bytes were chunked.
+faults, and can "unplug" an end the way a USB adapter is pulled out.  What it keeps for an
+end no program has open, what unplugging does, how speeds are paced and faults drawn:
+docs/simulators.md.
 """
 
 from __future__ import annotations

@@ -1,57 +1,11 @@
 """DOSBox's serial ``nullmodem`` over TCP, as a serial port for the bridge.
 
-A DOS engine inside DOSBox talks to COM1 as to a UART; DOSBox carries the bytes over one
-TCP connection.  This module is the other end of that connection.
-
-URL forms (``open_serial()`` routes them here, so ``dxserial bridge dosbox://...`` works):
-
-``dosbox://HOST:PORT``
-    Connect to DOSBox, which listens (DOSBox is the server)::
-
-        [serial]
-        serial1 = nullmodem port:5555 txdelay:1
-
-``dosbox-listen://HOST:PORT``
-    Listen on HOST:PORT and wait for DOSBox to connect (DOSBox is the client).  The open
-    returns once DOSBox has connected, and the socket stops listening then: one cable, one
-    peer, as DOSBox's own server does.  DOSBox connects only once, when it starts, so start
-    dxserial first::
-
-        [serial]
-        serial1 = nullmodem server:127.0.0.1 port:5555 txdelay:1
-
-``...?transparent=1``
-    DOSBox's ``transparent:1`` mode: raw bytes both ways, no line states.  Same as
-    ``socket://HOST:PORT``; add ``transparent:1`` to the DOSBox line.
-
-HOST defaults to 127.0.0.1 and PORT to 23 (DOSBox's own default); IPv6 goes in brackets.
-DOSBox-X as server accepts only clients from 127.0.0.1 unless given ``nonlocal:1``.
-``txdelay:1`` is advice, not a requirement: DOSBox gathers outgoing bytes for ``txdelay``
-ms (default 12) before sending, which the NULMODEM echo handshake pays on every character.
-
-Wire format of the default (non-transparent) mode, from DOSBox's
-``src/hardware/serialport/nullmodem.cpp`` (``CNullModem::readChar``, ``setRTSDTR``,
-``transmitByte``; identical in DOSBox SVN/0.74, DOSBox-X and dosbox-staging):
-
-* a data byte is itself, except 0xFF, which is sent twice (``FF FF``);
-* ``FF n`` with n != 0xFF carries the sender's modem-control outputs: bit 0 (0x01) RTS,
-  bit 1 (0x02) DTR, bit 2 (0x04) break.  The receiver sets its CTS from RTS and its DSR
-  from DTR; a break bit makes DOSBox hand the DOS program a break (a NUL with the break
-  flag).  Each side sends its state when the connection is made and whenever it changes.
-
-DOSBox starts a non-transparent port with CTS and DSR off, so a DOS program that waits for
-them hangs until the other side sends its state (DOSBox's BIOS INT 14h sends a character
-only with CTS and DSR on, and receives only with DSR on).  This link therefore sends
-``FF 03`` (RTS and DTR on; ``SerialSettings.dtr``/``rts`` = False clears them) as soon as
-it is connected.  DOSBox mishandles an escape whose second byte has not arrived yet when
-it reads the first (it reads both without waiting), so an escape pair always leaves in one
-``send()`` here.  DOSBox sets its own CD and RI; the link cannot change them.
-
-Not supported: DOSBox's ``telnet:1`` (telnet IAC negotiation, meant for BBS clients; DOSBox
-then also sends 0xFF unescaped).  Since DXP never uses 0xFF, ``socket://`` with
-``telnet:1`` happens to work, but ``transparent:1`` is the setting to use.  ``usedtr:1``
-(connect when the DOS program raises DTR) implies ``transparent:1`` in DOSBox: pair it with
-``dosbox-listen://...?transparent=1``.
+A DOS engine inside DOSBox talks to COM1 as to a UART; DOSBox carries the bytes over one TCP
+connection, and :class:`DosboxPort` is the other end of it: ``dosbox://HOST:PORT`` connects
+to a DOSBox that listens, ``dosbox-listen://HOST:PORT`` waits for DOSBox to connect, and
+``?transparent=1`` passes raw bytes.  The wire format (``FF`` escapes carrying RTS, DTR and
+break), why RTS and DTR go on at once, the DOSBox settings to use and what is not supported:
+docs/dosbox.md.
 """
 
 from __future__ import annotations
@@ -371,7 +325,7 @@ async def open_dosbox(
     on_listening: Callable[[Endpoint], None] | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
 ) -> DosboxPort:
-    """Open a ``dosbox://`` or ``dosbox-listen://`` URL (see the module docstring).
+    """Open a ``dosbox://`` or ``dosbox-listen://`` URL (see docs/dosbox.md).
 
     ``settings`` matter only for ``dtr``/``rts`` (DOSBox ignores line speeds on its TCP
     side).  ``dosbox-listen://`` returns once DOSBox has connected; ``on_listening`` is
