@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import signal
 import sys
 
 import typer
@@ -12,6 +10,7 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging, nulmodem_settings
+from dxserial.drive.driver import on_signals
 from dxserial.engine.hub_process import HubMover, hub_name
 from dxserial.engine.player import (
     DEFAULT_DEPTH,
@@ -263,11 +262,5 @@ def _line(text: str) -> None:
 async def _run(player: Player, endpoint: EngineEndpoint, log_messages: bool) -> RunResult:
     await endpoint.open_early()  # a wrong port fails here, before "engine ready"
     runner = EngineRunner(player, endpoint, log_messages=log_messages, on_line=_line)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, runner.stop)
-    try:
+    with on_signals(runner.stop):
         return await runner.run()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
