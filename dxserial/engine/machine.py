@@ -42,6 +42,11 @@ class EngineMachine(BaseMachine[str]):
         self.lost = False  # the link is gone: nothing more can be delivered
         self.error: Exception | None = None  # raised to the runner's caller, as before
 
+    @property
+    def thinking(self) -> bool:
+        """The player is busy in its worker thread (a search)."""
+        return self._thinking
+
     # ------------------------------------------------------------------ inputs
 
     def joined(self, side: str, now: float, who: str = "") -> list[Action]:

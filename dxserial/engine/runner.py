@@ -91,6 +91,7 @@ class EngineRunner:
             self.player.cancel()
             raise
         if port is None:
+            await self.endpoint.close()  # stop listening
             return RunResult(1, NOTHING_PLAYED)
         driver.attach(PEER, port)
         reader = asyncio.create_task(self._read(port), name="engine-reader")
