@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import signal
 import sys
 
 import typer
@@ -23,6 +21,7 @@ from dxserial.cli.options import (
     max_attempts_option,
     start_byte_option,
 )
+from dxserial.drive.driver import on_signals
 from dxserial.engine.hub_process import HubMover, hub_name
 from dxserial.engine.player import (
     DEFAULT_DEPTH,
@@ -206,11 +205,5 @@ def _line(text: str) -> None:
 async def _run(player: Player, endpoint: EngineEndpoint, log_messages: bool) -> RunResult:
     await endpoint.open_early()  # a wrong port fails here, before "engine ready"
     runner = EngineRunner(player, endpoint, log_messages=log_messages, on_line=_line)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, runner.stop)
-    try:
+    with on_signals(runner.stop):
         return await runner.run()
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)

@@ -3,8 +3,6 @@ engine, for Hub GUIs and pydraughts/lidraughts bots."""
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import sys
 
 import typer
@@ -22,11 +20,12 @@ from dxserial.cli.options import (
     max_attempts_option,
     start_byte_option,
 )
+from dxserial.drive.driver import on_signals
 from dxserial.engine.player import check_name
 from dxserial.engine.runner import RunResult
 from dxserial.errors import ConfigError
 from dxserial.programs.hub_adapter import AdapterConfig, HubAdapter
-from dxserial.programs.hub_adapter_runner import run_hub_adapter
+from dxserial.programs.hub_adapter_runner import HubAdapterRunner
 from dxserial.transports.endpoints import EngineEndpoint, parse_engine_endpoint
 
 _LINE = "DXP line"
@@ -99,15 +98,6 @@ def hub_command(
 
 async def _run(adapter: HubAdapter, endpoint: EngineEndpoint, log_messages: bool) -> RunResult:
     await endpoint.open_early()
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    assert task is not None
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, task.cancel)
-    try:
-        return await run_hub_adapter(adapter, endpoint, log_messages=log_messages)
-    except asyncio.CancelledError:
-        return RunResult(1, "stopped by a signal")
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
+    runner = HubAdapterRunner(adapter, endpoint, log_messages=log_messages)
+    with on_signals(runner.stop):
+        return await runner.run()

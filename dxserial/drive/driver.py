@@ -431,21 +431,9 @@ class Driver(Generic[S]):
                 return
             await asyncio.sleep(0.01)
 
-    @contextlib.contextmanager
-    def signals(self, *signums: int) -> Iterator[None]:
+    def signals(self, *signums: int) -> contextlib.AbstractContextManager[None]:
         """SIGINT and SIGTERM (or ``signums``) call :meth:`stop` while inside."""
-        loop = asyncio.get_running_loop()
-        chosen = signums or (signal.SIGINT, signal.SIGTERM)
-        installed = []
-        for signum in chosen:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(signum, self.stop)
-                installed.append(signum)
-        try:
-            yield
-        finally:
-            for signum in installed:
-                loop.remove_signal_handler(signum)
+        return on_signals(self.stop, *signums)
 
     async def close(self) -> None:
         """Cancel the timer and any job; close every side's link driver and port."""
@@ -465,4 +453,21 @@ class Driver(Generic[S]):
                     await port.close()
 
 
-__all__ = ["Driver"]
+@contextlib.contextmanager
+def on_signals(stop: Callable[[], None], *signums: int) -> Iterator[None]:
+    """SIGINT and SIGTERM (or ``signums``) call ``stop`` while inside (every command's way)."""
+    loop = asyncio.get_running_loop()
+    chosen = signums or (signal.SIGINT, signal.SIGTERM)
+    installed = []
+    for signum in chosen:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, stop)
+            installed.append(signum)
+    try:
+        yield
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+
+
+__all__ = ["Driver", "on_signals"]

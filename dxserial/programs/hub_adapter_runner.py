@@ -1,9 +1,12 @@
-"""Runs :class:`~dxserial.programs.hub_adapter.HubAdapter`: Hub on stdin/stdout, DXP on an
-endpoint through the same :class:`~dxserial.transports.linkdriver.LinkDriver` as
-``dxserial engine`` (NULMODEM or NUL frames on a serial line, NUL frames on TCP).
+"""Runs :class:`~dxserial.programs.hub_adapter.HubAdapter` on the one driver: Hub on
+stdin/stdout, DXP on an endpoint (NULMODEM or NUL frames on a serial line, NUL frames on
+TCP), as ``dxserial engine`` does.
 
-The Hub side is served at once (``hub``/``init`` need no engine); the endpoint is opened
-meanwhile, and a GAMEREQ sent before it is up waits inside the link.
+:class:`HubMachine` (sans-I/O) turns the driver's inputs into the adapter's and the
+adapter's actions into the driver's; the Hub side is a raw side whose port reads and
+writes whole lines (:class:`StdioLinePort`).  The Hub side is served at once
+(``hub``/``init`` need no engine); the endpoint is opened meanwhile, and a GAMEREQ sent
+before it is up waits inside the link.
 """
 
 from __future__ import annotations
@@ -11,130 +14,181 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from dxserial.drive.actions import Action, Done, Log, Send
+from dxserial.drive.driver import Driver
+from dxserial.drive.machine import BaseMachine
 from dxserial.engine.runner import RunResult
 from dxserial.errors import DxSerialError, MessageError
-from dxserial.programs.hub_adapter import HubAdapter, Log, SendDxp, SendHub, Stop
+from dxserial.programs import hub_adapter as adapter_actions
+from dxserial.programs.hub_adapter import HubAdapter
 from dxserial.protocol import hub
 from dxserial.protocol.messages import escape, parse
-from dxserial.protocol.nulmodem import LinkDown, LinkEvent, LinkProblem, MessageReceived
+from dxserial.protocol.nulmodem import LinkProblem
 from dxserial.transports.endpoints import EngineEndpoint
-from dxserial.transports.linkdriver import LinkDriver
 from dxserial.transports.stdio_lines import StdioLines
 
 log = logging.getLogger("dxserial.hub")
 
 #: Seconds the last messages (a closing GAMEEND) get to be delivered.
 DRAIN_TIMEOUT = 5.0
-
-_Item = tuple[str, object]
-
-
-async def run_hub_adapter(
-    adapter: HubAdapter, endpoint: EngineEndpoint, *, log_messages: bool = False
-) -> RunResult:
-    """Serve one Hub client until it quits or the engine is lost."""
-    loop = asyncio.get_running_loop()
-    level = logging.INFO if log_messages else logging.DEBUG
-    io = StdioLines()
-    await io.open()
-    inbox: asyncio.Queue[_Item] = asyncio.Queue()
-
-    def on_event(event: LinkEvent) -> None:
-        if isinstance(event, MessageReceived):
-            inbox.put_nowait(("dxp", event.raw))
-        elif isinstance(event, LinkDown):
-            inbox.put_nowait(("lost", f"the engine stopped answering: {event.error}"))
-        elif isinstance(event, LinkProblem):
-            log.log(event.level, "line: %s", event.error)
-
-    where = await endpoint.prepare()
-    log.info("hub: the DXP engine is at %s", where)
-    driver = LinkDriver(endpoint.make_link(), on_event, name="hub")
-    tasks = [
-        asyncio.create_task(_pump_stdin(io, inbox), name="hub-stdin"),
-        asyncio.create_task(_connect(endpoint, driver, inbox), name="hub-link"),
-    ]
-    try:
-        while True:
-            deadline = adapter.next_deadline()
-            timeout = None if deadline is None else max(0.0, deadline - loop.time())
-            try:
-                kind, value = await asyncio.wait_for(inbox.get(), timeout)
-            except TimeoutError:
-                actions = adapter.poll(loop.time())
-            else:
-                now = loop.time()
-                if kind == "hub":
-                    if value is None:
-                        actions = adapter.hub_closed(now)
-                    elif not str(value).strip():
-                        continue
-                    else:
-                        log.log(level, "hub in  %s", value)
-                        actions = adapter.hub_line(str(value), now)
-                elif kind == "dxp":
-                    assert isinstance(value, bytes)
-                    try:
-                        msg = parse(value, strict=False)
-                    except MessageError as exc:
-                        actions = adapter.dxp_invalid(f"'{escape(value)}': {exc}", now)
-                    else:
-                        log.log(level, "dxp in  %s (%s)", escape(msg.wire), msg.NAME)
-                        actions = adapter.dxp(msg, now)
-                else:
-                    actions = adapter.link_lost(str(value), now)
-            for action in actions:
-                if isinstance(action, SendHub):
-                    text = hub.format_line(action.line)
-                    log.log(level, "hub out %s", text)
-                    io.write(text)
-                elif isinstance(action, SendDxp):
-                    log.log(
-                        level, "dxp out %s (%s)", escape(action.message.wire), action.message.NAME
-                    )
-                    driver.send(action.message.wire)
-                elif isinstance(action, Log):
-                    log.log(action.level, "%s", action.text)
-                elif isinstance(action, Stop):
-                    await _drain(driver)
-                    return RunResult(action.code, action.message)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        port = driver.detach()
-        await driver.close()
-        if port is not None:
-            await endpoint.release(port)
-        await endpoint.close()
-        io.close()
+#: The Hub client's side (stdin/stdout, one line per read and write) and the engine's.
+HUB, DXP = "hub", "dxp"
 
 
-async def _pump_stdin(io: StdioLines, inbox: asyncio.Queue[_Item]) -> None:
-    while True:
-        text = await io.next()
-        inbox.put_nowait(("hub", text))
-        if text is None:
+class HubMachine(BaseMachine[str]):
+    """The adapter's inputs from the driver's, its actions in the driver's vocabulary."""
+
+    def __init__(self, adapter: HubAdapter, *, log_messages: bool = False) -> None:
+        self.adapter = adapter
+        self._level = logging.INFO if log_messages else logging.DEBUG
+        self.result: Done | None = None
+        self.drain = False  # the adapter left by itself: its last messages are delivered
+
+    def line(self, side: str, data: bytes, now: float) -> list[Action]:
+        text = data.decode("utf-8", "replace").removesuffix("\n")
+        if self.result is not None or not text.strip():
+            return []
+        return self._do([Log(self._level, f"hub in  {text}")], self.adapter.hub_line(text, now))
+
+    def receive(self, side: str, raw: bytes, now: float) -> list[Action]:
+        if self.result is not None:
+            return []
+        try:
+            msg = parse(raw, strict=False)
+        except MessageError as exc:
+            return self._do([], self.adapter.dxp_invalid(f"'{escape(raw)}': {exc}", now))
+        out: list[Action] = [Log(self._level, f"dxp in  {escape(msg.wire)} ({msg.NAME})")]
+        return self._do(out, self.adapter.dxp(msg, now))
+
+    def left(self, side: str, now: float, why: str = "") -> list[Action]:
+        if self.result is not None:
+            return []
+        if side == HUB:
+            return self._do([], self.adapter.hub_closed(now))
+        return self._do([], self.adapter.link_lost(why or "the engine closed the connection", now))
+
+    def link_down(self, side: str, raws: list[bytes], why: str, now: float) -> list[Action]:
+        return self.left(DXP, now, f"the engine stopped answering: {why}")
+
+    def undelivered(self, side: str, raws: list[bytes], why: str, now: float) -> list[Action]:
+        return self.left(DXP, now, f"cannot send to the engine: {why}")
+
+    def line_problem(self, side: str, problem: LinkProblem, now: float) -> list[Action]:
+        return [Log(problem.level, f"line: {problem.error}")]
+
+    def poll(self, now: float) -> list[Action]:
+        return [] if self.result is not None else self._do([], self.adapter.poll(now))
+
+    def next_deadline(self) -> float | None:
+        return None if self.result is not None else self.adapter.next_deadline()
+
+    def stop(self, now: float) -> list[Action]:
+        """A signal: leave at once, as before (nothing more is sent)."""
+        if self.result is not None:
+            return []
+        self.result = Done(1, "stopped by a signal")
+        return [self.result]
+
+    def _do(self, out: list[Action], actions: list[adapter_actions.Action]) -> list[Action]:
+        level = self._level
+        for action in actions:
+            if isinstance(action, adapter_actions.SendHub):
+                text = hub.format_line(action.line)
+                out += [Log(level, f"hub out {text}"), Send(HUB, f"{text}\n".encode())]
+            elif isinstance(action, adapter_actions.SendDxp):
+                msg = action.message
+                out += [Log(level, f"dxp out {escape(msg.wire)} ({msg.NAME})"),
+                        Send(DXP, msg.wire)]
+            elif isinstance(action, adapter_actions.Log):
+                out.append(Log(action.level, action.text))
+            else:  # Stop: the rest is not carried out
+                self.result = Done(action.code, action.message)
+                self.drain = True
+                out.append(self.result)
+                break
+        return out
+
+
+class StdioLinePort:
+    """This process's stdin and stdout as a port of lines: each read is one line with its
+    ``\\n`` (``b""`` at the end of input), each write one line."""
+
+    name = "stdio"
+
+    def __init__(self, io: StdioLines) -> None:
+        self._io = io
+
+    async def read(self) -> bytes:
+        text = await self._io.next()
+        return b"" if text is None else f"{text}\n".encode()
+
+    async def write(self, data: bytes) -> None:
+        self.try_write(data)
+
+    def try_write(self, data: bytes) -> bool:
+        return self._io.write(data.decode("utf-8", "replace").removesuffix("\n"))
+
+    async def close(self) -> None:
+        self._io.close()
+
+
+class HubAdapterRunner:
+    """One Hub client on stdin/stdout until it quits, the engine is lost, or :meth:`stop`."""
+
+    def __init__(
+        self, adapter: HubAdapter, endpoint: EngineEndpoint, *, log_messages: bool = False
+    ) -> None:
+        self.endpoint = endpoint
+        self.machine = HubMachine(adapter, log_messages=log_messages)
+        self.driver: Driver[str] = Driver(self.machine, log=log)
+        self.driver.add_side(HUB, None)
+        self.driver.add_side(DXP, endpoint.make_link())
+
+    def stop(self) -> None:
+        """Leave now (a signal handler may call this): exit 1, "stopped by a signal"."""
+        self.driver.act(self.machine.stop)
+
+    async def run(self) -> RunResult:
+        driver, endpoint = self.driver, self.endpoint
+        io = StdioLines()
+        await io.open()
+        stdio = StdioLinePort(io)
+        driver.attach(HUB, stdio)
+        where = await endpoint.prepare()
+        log.info("hub: the DXP engine is at %s", where)
+        tasks = [
+            asyncio.create_task(self._read_hub(stdio), name="hub-stdin"),
+            asyncio.create_task(self._connect(), name="hub-link"),
+        ]
+        try:
+            done = await driver.wait()
+            assert done is not None
+            if self.machine.drain:
+                await driver.drain(DRAIN_TIMEOUT)
+            return RunResult(done.code, done.message)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            port = driver.detach(DXP)
+            await driver.close()
+            if port is not None:
+                await endpoint.release(port)
+            await endpoint.close()
+
+    async def _read_hub(self, stdio: StdioLinePort) -> None:
+        await self.driver.read(HUB, stdio)
+        self.driver.act(lambda now: self.machine.left(HUB, now, "end of input"))
+
+    async def _connect(self) -> None:
+        driver = self.driver
+        try:
+            port = await self.endpoint.open()
+        except DxSerialError as exc:
+            reason = str(exc)
+            driver.act(lambda now: self.machine.left(DXP, now, reason))
             return
-
-
-async def _connect(
-    endpoint: EngineEndpoint, driver: LinkDriver, inbox: asyncio.Queue[_Item]
-) -> None:
-    try:
-        port = await endpoint.open()
-    except DxSerialError as exc:
-        inbox.put_nowait(("lost", str(exc)))
-        return
-    driver.attach(port)
-    why = await driver.read_until_lost(port)
-    inbox.put_nowait(("lost", str(why) if why else "the engine closed the connection"))
-
-
-async def _drain(driver: LinkDriver) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DRAIN_TIMEOUT
-    while driver.port is not None and (driver.link.queued or not driver.link.idle):
-        if loop.time() > deadline:
-            return
-        await asyncio.sleep(0.01)
+        driver.attach(DXP, port)
+        why = await driver.read(DXP, port)
+        reason = str(why) if why else "the engine closed the connection"
+        driver.act(lambda now: self.machine.left(DXP, now, reason))

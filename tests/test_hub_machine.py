@@ -1,0 +1,77 @@
+"""The Hub adapter as the driver's machine (programs/hub_adapter_runner.py), on a fake clock:
+Hub lines in and out on the raw side, DXP messages on the link side, how it ends."""
+
+from __future__ import annotations
+
+import logging
+
+from dxserial.drive.actions import Action, Done, Log, Send
+from dxserial.programs.hub_adapter import AdapterConfig, HubAdapter
+from dxserial.programs.hub_adapter_runner import DXP, HUB, HubMachine
+from dxserial.protocol.messages import AcceptCode, GameAccept, Move
+
+START = "Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww"
+
+
+def machine() -> HubMachine:
+    return HubMachine(HubAdapter(AdapterConfig(grace=2.0, answer_timeout=5.0)))
+
+
+def sent(actions: list[Action], side: str) -> list[bytes]:
+    return [a.raw for a in actions if isinstance(a, Send) and a.side == side]
+
+
+def test_hub_lines_are_answered_line_by_line_and_blank_ones_ignored() -> None:
+    hub = machine()
+    assert sent(hub.line(HUB, b"init\n", 0.0), HUB) == [b"ready\n"]
+    assert sent(hub.line(HUB, b"ping\n", 0.0), HUB) == [b"pong\n"]
+    assert hub.line(HUB, b"  \n", 0.0) == []
+    error = sent(hub.line(HUB, b"pos pos=nonsense\n", 0.0), HUB)
+    assert len(error) == 1 and error[0].startswith(b"error message=")
+
+
+def test_a_go_is_played_through_the_engine_and_its_move_is_done() -> None:
+    hub = machine()
+    hub.line(HUB, f"pos pos={START}\n".encode(), 0.0)
+    hub.line(HUB, b"level move-time=1\n", 0.0)
+    out = hub.line(HUB, b"go think\n", 0.0)
+    (request,) = sent(out, DXP)
+    assert request.startswith(b"R01")
+    hub.receive(DXP, GameAccept(name="DXENG", code=AcceptCode.ACCEPT).wire, 0.1)
+    assert sent(hub.receive(DXP, Move(from_square=32, to_square=28).wire, 0.5), HUB) == [b"done move=32-28\n"]
+
+
+def test_no_answer_to_the_gamereq_in_time_gives_the_client_a_move_of_our_own() -> None:
+    hub = machine()
+    hub.line(HUB, f"pos pos={START}\n".encode(), 0.0)
+    hub.line(HUB, b"go think\n", 0.0)
+    deadline = hub.next_deadline()
+    assert deadline == 5.0
+    out = hub.poll(deadline)
+    assert [line for line in sent(out, HUB) if line.startswith(b"done move=")]
+    assert any(isinstance(a, Log) and a.level == logging.WARNING for a in out)
+
+
+def test_end_of_input_quits_with_0_and_the_last_messages_are_drained() -> None:
+    hub = machine()
+    assert hub.left(HUB, 0.0, "end of input")[-1] == Done(0, "quit")
+    assert hub.drain
+    assert hub.line(HUB, b"ping\n", 0.0) == []  # over: nothing more is answered
+
+
+def test_a_lost_engine_is_told_to_the_client_and_exits_1() -> None:
+    hub = machine()
+    out = hub.link_down(DXP, [], "no echo after 5 attempts", 0.0)
+    why = "lost the DXP engine: the engine stopped answering: no echo after 5 attempts"
+    assert sent(out, HUB) == [f'error message="{why}"\n'.encode()]
+    assert out[-1] == Done(1, why)
+    assert machine().left(DXP, 0.0)[-1] == Done(
+        1, "lost the DXP engine: the engine closed the connection"
+    )
+
+
+def test_a_signal_leaves_at_once_without_draining() -> None:
+    hub = machine()
+    assert hub.stop(0.0) == [Done(1, "stopped by a signal")]
+    assert not hub.drain
+    assert hub.stop(0.0) == [] and hub.next_deadline() is None
