@@ -87,9 +87,15 @@ class Work:
 
     While it runs the driver holds the machine's other inputs back, in order, and feeds
     them after (a machine is never entered from two threads); the links keep working.
+    With ``then``, ``job`` returns a result and ``then(result, now)`` is the machine's input
+    that turns it into actions, on the event loop; ``hold=False`` (only with ``then``: the
+    job must not touch the machine) lets the other inputs in meanwhile (a Hub engine answers
+    ``ping`` and ``stop`` during its search).
     """
 
-    job: Callable[[], list[Action]]
+    job: Callable[[], Any]
+    then: Callable[[Any, float], list[Action]] | None = None
+    hold: bool = True
 
 
 @dataclass(frozen=True)

@@ -346,14 +346,17 @@ class Driver(Generic[S]):
             task.add_done_callback(self._jobs.discard)
 
     def _start_work(self, work: Work) -> None:
-        self._working = True
+        hold = work.hold or work.then is None
+        if hold:
+            self._working = True
 
         async def run() -> None:
             try:
-                actions = await asyncio.to_thread(work.job)
+                result = await asyncio.to_thread(work.job)
             finally:
-                self._working = False
-            self.apply(actions)
+                if hold:
+                    self._working = False
+            self.apply(result if work.then is None else work.then(result, self.now()))
             while self._held and not self._working:
                 self._held.popleft()()
 

@@ -25,7 +25,7 @@ from dxserial.protocol import hub
 from dxserial.protocol.messages import escape, parse
 from dxserial.protocol.nulmodem import LinkProblem
 from dxserial.transports.endpoints import EngineEndpoint
-from dxserial.transports.stdio_lines import StdioLines
+from dxserial.transports.stdio_lines import StdioLinePort, StdioLines
 
 log = logging.getLogger("dxserial.hub")
 
@@ -107,29 +107,6 @@ class HubMachine(BaseMachine[str]):
                 out.append(self.result)
                 break
         return out
-
-
-class StdioLinePort:
-    """This process's stdin and stdout as a port of lines: each read is one line with its
-    ``\\n`` (``b""`` at the end of input), each write one line."""
-
-    name = "stdio"
-
-    def __init__(self, io: StdioLines) -> None:
-        self._io = io
-
-    async def read(self) -> bytes:
-        text = await self._io.next()
-        return b"" if text is None else f"{text}\n".encode()
-
-    async def write(self, data: bytes) -> None:
-        self.try_write(data)
-
-    def try_write(self, data: bytes) -> bool:
-        return self._io.write(data.decode("utf-8", "replace").removesuffix("\n"))
-
-    async def close(self) -> None:
-        self._io.close()
 
 
 class HubAdapterRunner:

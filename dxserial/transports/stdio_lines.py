@@ -16,7 +16,7 @@ from typing import BinaryIO, TextIO
 
 from dxserial.protocol.hub import MAX_LINE
 
-__all__ = ["StdioLines"]
+__all__ = ["StdioLinePort", "StdioLines"]
 
 
 class StdioLines:
@@ -84,3 +84,26 @@ async def _skip_line(reader: asyncio.StreamReader, consumed: int) -> None:
 
 def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").rstrip("\r\n")
+
+
+class StdioLinePort:
+    """This process's stdin and stdout as a port of lines: each read is one line with its
+    ``\\n`` (``b""`` at the end of input), each write one line."""
+
+    name = "stdio"
+
+    def __init__(self, io: StdioLines) -> None:
+        self._io = io
+
+    async def read(self) -> bytes:
+        text = await self._io.next()
+        return b"" if text is None else f"{text}\n".encode()
+
+    async def write(self, data: bytes) -> None:
+        self.try_write(data)
+
+    def try_write(self, data: bytes) -> bool:
+        return self._io.write(data.decode("utf-8", "replace").removesuffix("\n"))
+
+    async def close(self) -> None:
+        self._io.close()
