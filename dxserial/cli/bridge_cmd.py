@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import signal
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +35,7 @@ from dxserial.cli.options import (
     xonxoff_option,
 )
 from dxserial.config import layered
+from dxserial.drive.driver import on_signals
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
 from dxserial.game.trace import TraceWriter
@@ -377,7 +376,6 @@ async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None
         say(line)
 
     server = None
-    loop = asyncio.get_running_loop()
     try:
         if web is not None:
             from dxserial.web import start_web
@@ -390,12 +388,9 @@ async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None
             watch=server.publish if server is not None else None,
             observer=log_crossing if wire_enabled() else None,
         )
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, bridge.stop)
-        await bridge.run()
+        with on_signals(bridge.stop):
+            await bridge.run()
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
         if server is not None:
             await server.close()
     logging.getLogger("dxserial.bridge").debug("counters: %s", bridge.counters)

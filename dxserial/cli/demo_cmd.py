@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -12,6 +13,7 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
+from dxserial.drive.driver import on_signals
 from dxserial.engine.player import MAX_DEPTH, check_depth
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
@@ -113,19 +115,19 @@ async def _run(options: DemoOptions, got: list[signal.Signals]) -> DemoResult:
     Without this SIGTERM killed the process outright (its temporary directory stayed) and
     Ctrl-C waited for a search to finish, then left without a word.
     """
-    loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
 
-    def on_signal(sig: signal.Signals) -> None:
-        if not got:  # the first signal cancels; more of them change nothing
-            got.append(sig)
-            task.cancel()
+    def on_signal(sig: signal.Signals) -> Callable[[], None]:
+        def cancel() -> None:
+            if not got:  # the first signal cancels; more of them change nothing
+                got.append(sig)
+                task.cancel()
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal, sig)
-    try:
+        return cancel
+
+    with (
+        on_signals(on_signal(signal.SIGINT), signal.SIGINT),
+        on_signals(on_signal(signal.SIGTERM), signal.SIGTERM),
+    ):
         return await run_demo(options, out=lambda line: typer.echo(line))
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)

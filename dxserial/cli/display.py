@@ -3,8 +3,6 @@ signals that stop it cleanly, and the optional live web view."""
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -79,22 +77,20 @@ async def run_watched(
 ) -> bool:
     """``run()`` with Ctrl-C/SIGTERM calling ``stop`` and, with ``web``, the live page fed
     through ``watch`` (which hands the page's publish function to the program)."""
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop)
-    server = None
-    try:
-        if web is not None:
-            from dxserial.web import start_web
+    from dxserial.drive.driver import on_signals
 
-            server = await start_web(web, allow, say, title)
-            watch(server.publish)
-        return await run()
-    finally:
-        if server is not None:
-            await server.close()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
+    server = None
+    with on_signals(stop):
+        try:
+            if web is not None:
+                from dxserial.web import start_web
+
+                server = await start_web(web, allow, say, title)
+                watch(server.publish)
+            return await run()
+        finally:
+            if server is not None:
+                await server.close()
 
 
 __all__ = ["TerminalProgress", "run_watched", "stdout_progress"]
