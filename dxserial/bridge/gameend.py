@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from dxserial.bridge.closeout import Closeouts
+from dxserial.bridge.fate import MessageFate
 from dxserial.bridge.judge import SERIAL, TCP, Judge, Side, other
 from dxserial.bridge.records import Item, Records, Say, direction
 from dxserial.drive.actions import WriteRecord
@@ -26,21 +27,21 @@ class GameEnds:
 
     def __init__(
         self, records: Records, judge: Judge, present: dict[Side, bool],
-        session: dict[Side, int], closeouts: Closeouts, *, timeout: float, pass_stop: bool,
-        say: Say,
+        session: dict[Side, int], closeouts: Closeouts, fate: MessageFate, *, timeout: float,
+        pass_stop: bool, say: Say,
     ) -> None:
         self._records = records
         self._judge = judge
         self._present = present
         self._session = session
         self._closeouts = closeouts
+        self._fate = fate  # holds the serial engine's messages once the tcp engine stopped
         self._timeout = timeout  # 0: never answer for a silent engine
         self._pass_stop = pass_stop
         self._say = say
         # A GAMEEND waiting for its answer: (the side that owes it, when the bridge answers).
         self.ending: tuple[Side, float] | None = None
         self.answered_for: Side | None = None  # the bridge answered its GAMEEND for it
-        self.tcp_stopped = False  # its stop code 1 ended its session: serial's news wait
         self._stop_back = False  # the serial engine's answer goes back with stop code 1
 
     def late(self, item: Item, msg: Message) -> bool:
@@ -120,7 +121,7 @@ class GameEnds:
             return True
         if msg.stop is not StopCode.STOP or not judge.would_accept(TCP, msg):
             return False
-        self.tcp_stopped = True
+        self._fate.tcp_stopped = True
         self._stop_back = d.phase is not Phase.ENDING  # it starts the exchange: answer owed
         self._replaced(item, GameEnd(reason=msg.reason, stop=StopCode.CONTINUE), SERIAL,
                        "stop code 1 ends the tcp engine's session only; the serial engine gets "

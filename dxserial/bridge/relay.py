@@ -50,41 +50,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from dxserial.bridge.closeout import Closeouts
+from dxserial.bridge.fate import MessageFate
 from dxserial.bridge.gameend import GameEnds
-from dxserial.bridge.judge import (
-    SERIAL,
-    TCP,
-    Judge,
-    Judgement,
-    RefereeMode,
-    Side,
-    other,
-)
-from dxserial.bridge.recent import RECENT_BYTES, RECENT_MESSAGES, Recent
+from dxserial.bridge.judge import SERIAL, TCP, Judge, Judgement, RefereeMode, Side, other
 from dxserial.bridge.records import Item, Records, direction
 from dxserial.bridge.serialcheck import SerialCheck
-from dxserial.drive.actions import (
-    Action,
-    Forget,
-    News,
-    Observed,
-    Send,
-    WriteRecord,
-)
+from dxserial.drive.actions import Action, News, Observed, WriteRecord
 from dxserial.errors import FramingError, MessageError
-from dxserial.protocol.dialects import (
-    BRIDGE_GAMEEND_TIMEOUT,
-    GAMEEND_NOT_AWAITED,
-    NAME_FIELD,
-)
-from dxserial.protocol.messages import (
-    Chat,
-    GameEnd,
-    GameRequest,
-    Message,
-    escape,
-    parse,
-)
+from dxserial.protocol.dialects import BRIDGE_GAMEEND_TIMEOUT, GAMEEND_NOT_AWAITED, NAME_FIELD
+from dxserial.protocol.messages import Chat, GameEnd, GameRequest, Message, escape, parse
 from dxserial.protocol.session import Phase
 
 #: How long after a CHAT from a NULMODEM engine an identical one, with no other message from
@@ -132,10 +106,10 @@ class Relay:
     """Sessions, judging and message fate for one bridge (see the module docstring).
 
     Its helpers, each with a job and the state of its own: :class:`Records` (counts, trace
-    records, log lines), :class:`Recent` (what was delivered, for :meth:`unacknowledged`),
+    records, log lines), :class:`MessageFate` (what is held, in flight, delivered),
     :class:`Closeouts` (a game closed for a departed engine), :class:`SerialCheck` (the
     serial engine's state before a GAMEREQ) and :class:`GameEnds` (an unanswered GAMEEND,
-    stop code 1).
+    stop code 1).  What stays here: a message's way from arrival to its route.
     """
 
     def __init__(
@@ -154,11 +128,9 @@ class Relay:
         )
         self.present: dict[Side, bool] = {SERIAL: True, TCP: False}
         self.session: dict[Side, int] = {SERIAL: 1, TCP: 0}
-        self._held: dict[Side, deque[Item]] = {SERIAL: deque(), TCP: deque()}
-        self._flight: dict[Side, deque[Item]] = {SERIAL: deque(), TCP: deque()}
         self._records = records = Records(trace=settings.trace)
         self.counts = records.counts
-        self._recent = Recent()
+        self._fate = MessageFate(records, self.present)
         self._closeouts = Closeouts(
             records, self.judge, self.present, timeout=settings.closeout_timeout,
             say=self._bridge_sends, resume=self._judge_and_route,
@@ -170,7 +142,7 @@ class Relay:
             say=self._bridge_sends, resume=self._judge_and_route,
         )
         self._gameend = GameEnds(
-            records, self.judge, self.present, self.session, self._closeouts,
+            records, self.judge, self.present, self.session, self._closeouts, self._fate,
             timeout=settings.gameend_timeout, pass_stop=settings.pass_stop,
             say=self._bridge_sends,
         )
@@ -208,27 +180,13 @@ class Relay:
     def delivered(self, side: Side, raw: bytes, now: float) -> list[Action]:
         """``side``'s link confirmed that its engine got ``raw``."""
         self._settle()
-        flight = self._flight[side]
-        for i, item in enumerate(flight):
-            if item.raw == raw:
-                del flight[i]
-                self._records.fate(item, side, "delivered")
-                self._recent.remember(side, item)
-                break
-        else:
-            self._records.log(logging.DEBUG, f"{side}: delivery of '{escape(raw)}' not expected")
+        self._fate.delivered(side, raw)
         return self._take()
 
     def undelivered(self, side: Side, raws: list[bytes], why: str, now: float) -> list[Action]:
         """``side``'s link gave up on these messages (the line is down, the queue full)."""
         self._settle()
-        for raw in raws:
-            flight = self._flight[side]
-            item = next((m for m in flight if m.raw == raw), None)
-            if item is None:
-                continue
-            flight.remove(item)
-            self._records.fate(item, side, "lost", why)
+        self._fate.undelivered(side, raws, why)
         return self._take()
 
     def dropped_by_line(self, sender: Side, raw: bytes, why: str, now: float) -> list[Action]:
@@ -245,16 +203,7 @@ class Relay:
         """``side``'s link ended with ``nbytes`` written but never taken by the other end:
         the last messages delivered there (as far as the bytes go) are possibly lost."""
         self._settle()
-        gone, older = self._recent.take_back(side, nbytes)
-        if older:
-            self._records.log(
-                logging.ERROR,
-                f"{direction(other(side))}: {older} more byte(s) of older messages "
-                f"possibly lost too (not named: more than {RECENT_BYTES} bytes or "
-                f"{RECENT_MESSAGES} messages back)",
-            )
-        for item in gone:
-            self._records.fate(item, side, "lost", f"possibly: {why}")
+        self._fate.unacknowledged(side, nbytes, why)
         return self._take()
 
     def joined(self, side: Side, now: float, who: str = "") -> list[Action]:
@@ -263,19 +212,18 @@ class Relay:
         self.session[side] += 1
         self.present[side] = True
         if side == TCP:
-            self._gameend.tcp_stopped = False
+            self._fate.tcp_stopped = False
         else:
             self._serial.rejoined()
-        held = self._held[side]
+        held = len(self._fate.held[side])
         self._records.session(side, self.session[side], "joined", who)
         self._records.log(
             logging.INFO,
             f"{side} engine {who + ' ' if who else ''}connected (session {self.session[side]}); "
-            f"{len(held)} message(s) held for it",
+            f"{held} message(s) held for it",
             kind=f"{side} sessions",  # a client reconnecting in a loop must not flood the log
         )
-        while held:
-            self._dispatch(side, held.popleft())
+        self._fate.release(side)
         return self._take()
 
     def left(self, side: Side, now: float, why: str = "") -> list[Action]:
@@ -286,13 +234,7 @@ class Relay:
         self.present[side] = False
         self._records.session(side, self.session[side], "left", why)
         gone = f"the {side} engine went away"
-        self._forget(side, f"{gone} before it was delivered")
-        self._recent.clear(side)
-        waiting = self._held[other(side)]
-        for item in [m for m in waiting if m.sender == side]:
-            # Its sender's session is over: it must not start anything with the next engine.
-            waiting.remove(item)
-            self._records.fate(item, other(side), "lost", f"{gone} before anyone received it")
+        self._fate.left(side, gone)
         self._serial.left(side, gone)  # held behind the bridge's check of the serial engine
         if self._closeouts.left(side, gone, self.settings.grace[side], now):
             self._poll(now)
@@ -326,11 +268,7 @@ class Relay:
         """The bridge stops: whatever was not delivered is lost, each one named."""
         self._settle()
         why = "the bridge stopped"
-        for side in (SERIAL, TCP):
-            while self._flight[side]:
-                self._records.fate(self._flight[side].popleft(), side, "lost", why)
-            while self._held[side]:
-                self._records.fate(self._held[side].popleft(), side, "lost", why)
+        self._fate.shutdown(why)
         self._closeouts.shutdown(why)
         record = self.judge.abort(why)
         if record is not None:
@@ -340,7 +278,7 @@ class Relay:
     @property
     def tcp_stopped(self) -> bool:
         """The TCP engine ended its session with stop code 1 (the serial engine goes on)."""
-        return self._gameend.tcp_stopped
+        return self._fate.tcp_stopped
 
     @property
     def closing(self) -> Side | None:
@@ -403,7 +341,7 @@ class Relay:
                 "the serial engine sent a GAMEREQ in the middle of a game: it restarted; the "
                 "bridge closes the old game towards the tcp engine first",
             )
-            self._forget(SERIAL, "the serial engine restarted before it was delivered")
+            self._fate.forget(SERIAL, "the serial engine restarted before it was delivered")
             self._closeouts.restart(item, now)
             return
         if (
@@ -412,7 +350,7 @@ class Relay:
         ):
             return
         if co is None and not self.judge.may_keep_back(sender, msg):
-            self._route(other(sender), item)  # judged by settle(), after the write
+            self._fate.route(other(sender), item)  # judged by settle(), after the write
             self._unjudged.append((item, msg, now))
             return
         self._judge_and_route(item, msg, now)
@@ -478,7 +416,7 @@ class Relay:
         self._records.arrival(item, "queued", error=error)
         if self.settings.observe:
             self._records.out.append(Observed(dir_, msg))
-        self._route(other(sender), item)
+        self._fate.route(other(sender), item)
 
     def _judged_on_its_way(self, item: Item, msg: Message, verdict: Judgement) -> None:
         """The records of a message that was forwarded before it was judged."""
@@ -520,7 +458,7 @@ class Relay:
             kind=f"invalid {dir_}",
         )
         self._records.arrival(item, "queued", error=str(exc))
-        self._route(other(item.sender), item)
+        self._fate.route(other(item.sender), item)
 
     def _carried(self, item: Item) -> bool:
         """Refuse, before anything counts it, a message the receiving line cannot carry."""
@@ -562,29 +500,6 @@ class Relay:
 
     # ------------------------------------------------------------------ routing
 
-    def _route(self, to: Side, item: Item) -> None:
-        if to == TCP and self._gameend.tcp_stopped and item.sender == SERIAL:
-            self._held[to].append(item)  # for the next TCP engine: this one has stopped
-            return
-        if self.present[to]:
-            self._dispatch(to, item)
-            return
-        if not self._held[to]:
-            self._records.log(logging.INFO, f"no {to} engine: keeping messages until one connects")
-        self._held[to].append(item)
-
-    def _forget(self, side: Side, why: str) -> None:
-        """What is on its way to ``side``'s engine was for one that is gone: lost, each named."""
-        flight = self._flight[side]
-        if flight:
-            self._records.out.append(Forget(side))
-        while flight:
-            self._records.fate(flight.popleft(), side, "lost", why)
-
-    def _dispatch(self, to: Side, item: Item) -> None:
-        self._flight[to].append(item)
-        self._records.out.append(Send(to, item.raw))
-
     def _bridge_sends(
         self, to: Side, msg: Message, why: str, *, judged: bool, on_behalf_of: Side | None = None
     ) -> None:
@@ -604,7 +519,7 @@ class Relay:
         self._records.log(
             logging.INFO, f"bridge -> {to}: '{escape(msg.wire)}' ({why})", kind=f"bridge -> {to}"
         )
-        self._route(to, item)
+        self._fate.route(to, item)
 
     def _take(self) -> list[Action]:
         """The actions so far; the judge's news go last (no rule depends on them)."""
