@@ -37,17 +37,6 @@ class Item:
     msg: Message | None
 
 
-def _message_fields(item: Item, dir_: str, action: str) -> dict[str, Any]:
-    """What every trace record of a message starts with."""
-    return {
-        "kind": "message",
-        "id": item.id,
-        "direction": dir_,
-        "raw": escape(item.raw),
-        "action": action,
-    }
-
-
 class Say(Protocol):
     """The relay sending a message of the bridge's own (``Relay._bridge_sends``)."""
 
@@ -72,10 +61,6 @@ class Records:
         self.counts: Counter[str] = Counter()
         self.out: list[Action] = []
         self._habits: set[tuple[Side, int, str]] = set()  # (side, session, habit) named
-
-    def take(self) -> list[Action]:
-        out, self.out = self.out, []
-        return out
 
     def log(self, level: int, text: str, *, kind: str | None = None) -> None:
         self.out.append(Log(level, text, kind))
@@ -108,7 +93,13 @@ class Records:
             return
         to = extra.pop("to", None)
         dir_ = direction(item.sender) if item.sender is not None else f"bridge->{to}"
-        fields = _message_fields(item, dir_, action)
+        fields: dict[str, Any] = {
+            "kind": "message",
+            "id": item.id,
+            "direction": dir_,
+            "raw": escape(item.raw),
+            "action": action,
+        }
         if item.msg is not None:
             fields["type"] = item.msg.NAME
             fields["fields"] = item.msg.fields()
@@ -130,7 +121,14 @@ class Records:
             self.say_lost(dir_, item.raw, why)
         if not self.trace:
             return
-        fields = _message_fields(item, dir_, action)
+        # As in arrival(), written out: both are on every message's way.
+        fields: dict[str, Any] = {
+            "kind": "message",
+            "id": item.id,
+            "direction": dir_,
+            "raw": escape(item.raw),
+            "action": action,
+        }
         if why is not None:
             fields["error"] = why
         self.out.append(Trace(fields))

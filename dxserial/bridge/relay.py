@@ -179,7 +179,8 @@ class Relay:
 
     def delivered(self, side: Side, raw: bytes, now: float) -> list[Action]:
         """``side``'s link confirmed that its engine got ``raw``."""
-        self._settle()
+        if self._unjudged:
+            self._settle()
         self._fate.delivered(side, raw)
         return self._take()
 
@@ -523,9 +524,11 @@ class Relay:
 
     def _take(self) -> list[Action]:
         """The actions so far; the judge's news go last (no rule depends on them)."""
+        records = self._records
         if self.judge.has_news:
-            self._records.out.extend(News(item) for item in self.judge.take_news())
-        return self._records.take()
+            records.out.extend(News(item) for item in self.judge.take_news())
+        out, records.out = records.out, []
+        return out
 
 
 __all__ = ["REPEAT_WINDOW", "Relay", "RelaySettings"]
