@@ -19,7 +19,7 @@ from dxserial.files import output_dir
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.programs.engine_host import engine_endpoint, load_engines
 from dxserial.programs.match import FailurePolicy, GameStart, Match, MatchConfig
-from dxserial.programs.tournament import parse_opening
+from dxserial.programs.tournament_file import parse_opening
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.transports.endpoints import EngineEndpoint
 
