@@ -23,7 +23,8 @@ import sys
 import tempfile
 import time
 
-from dxserial.sim.vpair import BITS_PER_CHAR, VirtualPair
+from dxserial.sim.lane import BITS_PER_CHAR
+from dxserial.sim.vpair import VirtualPair
 
 
 def one_run(baud: int, count: int) -> tuple[float, list[float]]:

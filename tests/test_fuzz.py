@@ -16,7 +16,8 @@ import pytest
 from dxserial.errors import MessageError
 from dxserial.protocol.messages import parse
 from dxserial.protocol.nulmodem import MessageReceived, NulModemLink
-from dxserial.testing.fuzz import KNOWN_BUGS, TARGETS, check_channel, received, run_channel
+from dxserial.testing.fuzz import KNOWN_BUGS, TARGETS
+from dxserial.testing.fuzz.nulmodem import check_channel, received, run_channel
 
 test_fuzz_parser = TARGETS["parser"].short_test()
 test_fuzz_framer = TARGETS["framer"].short_test()

@@ -617,7 +617,7 @@ def test_a_message_the_serial_line_dropped_is_counted_and_named_as_lost() -> Non
 def test_a_long_session_remembers_only_the_last_messages_for_a_reset_peer() -> None:
     """What is kept to name a reset peer's unread messages is bounded (memory stays flat in a
     long session); older unread bytes are still reported, as a count."""
-    from dxserial.bridge.relay import RECENT_MESSAGES
+    from dxserial.bridge.recent import RECENT_MESSAGES
 
     rig = Rig(referee="off")
     rig.join(TCP)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.sim.vpair import BITS_PER_CHAR, DirectionStats, VirtualPair
+from dxserial.sim.lane import BITS_PER_CHAR, DirectionStats
+from dxserial.sim.vpair import VirtualPair
 from dxserial.testing.fdio import open_raw, read_available, read_exactly, write_all
 from dxserial.testing.process import wait_until
 

@@ -18,11 +18,10 @@ from dxserial.programs.tournament import (
     Schedule,
     Scores,
     State,
-    TournamentSpec,
     elo_estimate,
     game_lines,
-    parse_opening,
 )
+from dxserial.programs.tournament_file import TournamentSpec, parse_opening
 
 FILE = """
 event = "Lab"
@@ -182,9 +181,9 @@ def test_state_survives_a_restart_and_refuses_another_tournament(tmp_path: Path)
 
 def test_every_key_of_the_file_is_described_and_the_example_reads() -> None:
     """`dxserial tournament --keys` (issue 24: --help did not describe the file's keys)."""
-    from dxserial.programs import engine_command, tournament, tournament_keys
+    from dxserial.programs import engine_command, tournament_file, tournament_keys
 
-    assert set(tournament_keys.TOP) == tournament.KNOWN_KEYS - {"engines"}
+    assert set(tournament_keys.TOP) == tournament_file.KNOWN_KEYS - {"engines"}
     kinds = set().union(*engine_command.KIND_KEYS.values())
     assert set(tournament_keys.ENGINE) == {
         "endpoint", "link", "baud", *engine_command.COMMAND_KEYS, *kinds

@@ -5,9 +5,13 @@ Each message is forwarded byte for byte as received; only the layer-1 framing ch
 held, dropped or lost) live in the sans-I/O :mod:`~dxserial.bridge.relay`; the asyncio
 driver in :mod:`~dxserial.bridge.core` applies them to ports, sockets and files.
 
-``relay``   sessions and message fate, sans-I/O (the rules; unit-tested with a fake clock)
+``relay``   sessions and every rule, sans-I/O (unit-tested with a fake clock); its helpers:
+``records``  counts, trace records and log lines of each message
+``fate``     what is held for a side, in flight to it, delivered (``recent``: the last ones)
+``closeout`` what the bridge says on behalf of an engine that left, and that close-out
+``serialcheck`` the serial engine's state, checked before a GAMEREQ reaches it
+``gameend``  an unanswered GAMEEND answered for, a TCP engine's stop code 1
 ``judge``   dialogue, referee, game record and the live view's news, once per message
-``closeout`` what the bridge says on behalf of an engine that left
 ``core``    the asyncio driver (ports, peers, timers)
 ``files``   trace and PDN writing in a thread of its own
 ``policy``  which CHATs are blocked (who may connect: ``transports.access``)

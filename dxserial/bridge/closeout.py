@@ -12,10 +12,19 @@ engine that stayed is ready for the next game):
 
 When the engine that stayed is the one to move (or owes an answer) the bridge waits for
 it; its message is for the departed engine and is not delivered to anyone.
+:func:`next_step` says what to send; :class:`Closeouts` is the relay's close-out under way
+(the grace period, the messages held meanwhile, the patience with the engine that stayed).
 """
 
 from __future__ import annotations
 
+import logging
+from collections import deque
+from dataclasses import dataclass, field
+
+from dxserial.bridge.judge import SERIAL, Judge, Side, other
+from dxserial.bridge.records import Item, Records, Resume, Say, direction
+from dxserial.drive.actions import WriteRecord
 from dxserial.protocol.messages import (
     AcceptCode,
     BackAccept,
@@ -25,6 +34,7 @@ from dxserial.protocol.messages import (
     GameEnd,
     Message,
     StopCode,
+    escape,
 )
 from dxserial.protocol.session import Dialogue, Phase, Role
 
@@ -61,4 +71,185 @@ def next_step(dialogue: Dialogue, departed: Role) -> Message | Wait | Done:
     return WAIT
 
 
-__all__ = ["BRIDGE_NAME", "DONE", "WAIT", "Done", "Wait", "next_step"]
+@dataclass
+class Closing:
+    """The bridge speaking for ``departed`` towards the other side, until the game is closed."""
+
+    departed: Side
+    why: str
+    deadline: float
+    started: bool = False
+    spoke: bool = False  # the bridge has sent something: what follows answers it
+    held: deque[tuple[Item, float]] = field(default_factory=deque)
+
+
+class Closeouts:
+    """The relay's close-out of a game on a departed engine's behalf (at most one at a time).
+
+    ``say`` sends the bridge's own messages, ``resume`` judges and routes a message that was
+    held until the old game was closed: both are the relay's.
+    """
+
+    def __init__(
+        self, records: Records, judge: Judge, present: dict[Side, bool], *, timeout: float,
+        say: Say, resume: Resume,
+    ) -> None:
+        self._records = records
+        self._judge = judge
+        self._present = present
+        self._timeout = timeout  # seconds the engine that stayed has to answer the bridge
+        self._say = say
+        self._resume = resume
+        self.current: Closing | None = None
+
+    def left(self, side: Side, gone: str, grace: float, now: float) -> bool:
+        """The engine on ``side`` left; True if a close-out for it is now armed."""
+        co = self.current
+        if co is not None and co.departed == side:
+            while co.held:  # the newcomer left before the old game was closed
+                item, _ = co.held.popleft()
+                self._records.arrival(
+                    item, "lost", reason=f"{gone} (its message was held)", judged=False
+                )
+        if co is not None and co.departed != side:
+            self.finish(f"{gone} too", now, abort=True)
+        elif co is None and self._judge.game_open:
+            d = self._judge.dialogue
+            if d.phase is Phase.ENDING and d.awaiting is self._judge.roles[side]:
+                # It left instead of answering the GAMEEND (engines that never answer one do
+                # when their games are over): the game is over; answer for it at once.
+                grace = 0.0
+                self._records.log(logging.INFO, f"{gone} without answering the GAMEEND; the "
+                                  "bridge answers it on its behalf")
+            self.current = Closing(side, gone, now + grace)
+            if grace > 0:
+                self._records.log(
+                    logging.WARNING,
+                    f"{gone} during a game ({self._judge.phase}); the bridge closes the game "
+                    f"towards the {other(side)} engine in {grace:g} s unless it is closed before",
+                )
+            return True
+        return False
+
+    def restart(self, item: Item, now: float) -> None:
+        """The serial engine restarted mid-game: its GAMEREQ ``item`` waits for the close."""
+        self.current = Closing(SERIAL, "the serial engine restarted", now)
+        self.current.held.append((item, now))
+        self.start(now)
+
+    def hold(self, item: Item, now: float) -> None:
+        """The departed side's next engine spoke: held until the old game is closed."""
+        co = self.current
+        assert co is not None and item.sender is not None
+        if not co.held:
+            self._records.log(
+                logging.INFO,
+                f"{direction(item.sender)}: '{escape(item.raw)}' held until the "
+                f"{other(item.sender)} engine's old game is closed",
+            )
+        co.held.append((item, now))
+        if not co.started:
+            self.start(now)
+
+    def stayer_spoke(self, item: Item, now: float) -> None:
+        """The engine that stayed speaks to the one that left: nobody receives it."""
+        co = self.current
+        assert co is not None and item.sender is not None
+        dir_ = direction(item.sender)
+        if co.spoke:
+            self._records.arrival(
+                item, "dropped", reason="consumed",
+                error=f"the answer to the bridge, which speaks for the departed "
+                f"{co.departed} engine",
+            )
+            self._records.log(
+                logging.INFO,
+                f"{dir_}: '{escape(item.raw)}' answers the bridge (consumed)",
+            )
+        else:
+            self._records.arrival(item, "lost", reason=co.why)
+            self._records.log(
+                logging.WARNING,
+                f"{dir_}: message '{escape(item.raw)}' NOT delivered: {co.why}",
+            )
+        if co.started:
+            self.step(now)
+
+    def poll(self, now: float) -> None:
+        co = self.current
+        if co is not None and now >= co.deadline:
+            if not co.started:
+                self.start(now)
+            else:
+                self._records.log(
+                    logging.WARNING,
+                    f"the {other(co.departed)} engine did not answer the bridge within "
+                    f"{self._timeout:g} s; both engines are taken to start afresh",
+                )
+                self.finish("no answer to the bridge", now, abort=True)
+
+    def shutdown(self, why: str) -> None:
+        """The bridge stops: what was held is lost."""
+        if self.current is not None:
+            while self.current.held:
+                item, _ = self.current.held.popleft()
+                self._records.arrival(item, "lost", reason=why, judged=False)
+            self.current = None
+
+    def start(self, now: float) -> None:
+        co = self.current
+        assert co is not None
+        co.started = True
+        co.deadline = now + self._timeout
+        stayer = other(co.departed)
+        if not self._present[stayer]:
+            self.finish(f"{co.why}, and no {stayer} engine is there", now, abort=True)
+            return
+        self._judge.comment(
+            f"{co.why}: the bridge ended the game towards the {stayer} engine on its behalf"
+        )
+        self.step(now)
+
+    def step(self, now: float) -> None:
+        co = self.current
+        assert co is not None
+        stayer = other(co.departed)
+        while True:
+            step = next_step(self._judge.dialogue, self._judge.roles[co.departed])
+            if step is DONE:
+                self.finish(co.why, now, abort=False)
+                return
+            if step is WAIT:
+                co.deadline = now + self._timeout
+                return
+            assert isinstance(step, Message)
+            co.spoke = True
+            self._say(
+                stayer, step, f"on behalf of the departed {co.departed} engine: {co.why}",
+                judged=True,
+            )
+
+    def finish(self, why: str, now: float, *, abort: bool) -> None:
+        co = self.current
+        assert co is not None
+        self.current = None
+        if abort:
+            record = self._judge.restart(why)
+            if record is not None:
+                self._records.out.append(WriteRecord(record))
+        self._records.log(
+            logging.INFO,
+            f"the old game is closed ({why}); {len(co.held)} held message(s) go on",
+        )
+        while co.held:
+            item, _ = co.held.popleft()
+            if self.current is not None:
+                self.current.held.append((item, now))
+                continue
+            assert item.msg is not None
+            self._resume(item, item.msg, now)
+
+
+__all__ = [
+    "BRIDGE_NAME", "DONE", "WAIT", "Closeouts", "Closing", "Done", "Wait", "next_step",
+]

@@ -32,7 +32,7 @@ from dxserial.game.arbiter import ArbiterSettings
 from dxserial.programs.conductor_rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.programs.engine_host import engine_endpoint, load_engines
 from dxserial.programs.match import Match
-from dxserial.programs.tournament import parse_opening
+from dxserial.programs.tournament_file import parse_opening
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.transports.endpoints import EngineEndpoint
 

@@ -17,7 +17,8 @@ import typer
 
 from dxserial.cli.app import app
 from dxserial.errors import ConfigError
-from dxserial.sim.vpair import End, VirtualPair
+from dxserial.sim.ptyend import End
+from dxserial.sim.vpair import VirtualPair
 
 
 class EndChoice(StrEnum):

@@ -39,7 +39,7 @@ from dxserial.transports.endpoints import (
 from dxserial.transports.tcp import Endpoint
 
 if TYPE_CHECKING:
-    from dxserial.programs.tournament import EngineEntry
+    from dxserial.programs.tournament_file import EngineEntry
 
 __all__ = ["CommandEndpoint", "engine_endpoint", "instance", "load_engines"]
 
@@ -271,7 +271,7 @@ def load_engines(path: Path) -> dict[str, EngineEntry]:
     import tomllib
 
     from dxserial.files import read_text
-    from dxserial.programs.tournament import engine_entry
+    from dxserial.programs.tournament_file import engine_entry
 
     text = read_text(path, "engines file", "give the path of a TOML file of [engines.NAME]")
     try:

@@ -1,6 +1,6 @@
 """Every key of a tournament file, with what it means: ``dxserial tournament --keys``.
 
-A test holds this table to the keys the reader accepts (``tournament.KNOWN_KEYS``,
+A test holds this table to the keys the reader accepts (``tournament_file.KNOWN_KEYS``,
 ``engine_command.COMMAND_KEYS``), so a new setting cannot be added without saying here what
 it does.  Keys that exclude others (``gauntlet``, ``sprt``, an engine's ``command``) are
 shown commented out, so the example stays a file that reads.

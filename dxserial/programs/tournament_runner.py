@@ -1,4 +1,4 @@
-"""Plays a :class:`~dxserial.programs.tournament.TournamentSpec`: games between engine pairs,
+"""Plays a :class:`~dxserial.programs.tournament_file.TournamentSpec`: games between engine pairs,
 several at once where the engines allow, each through :meth:`Match.game` (the same code as
 ``dxserial match``), with the state written after every game so a crash loses at most the
 games that were running.
@@ -27,9 +27,9 @@ from dxserial.programs.tournament import (
     Schedule,
     Scores,
     State,
-    TournamentSpec,
     game_lines,
 )
+from dxserial.programs.tournament_file import TournamentSpec
 from dxserial.protocol.links import LinkKind
 from dxserial.transports.child import kill_leftover
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint

@@ -15,29 +15,21 @@ import logging
 import os
 import random
 import selectors
-import termios
 import threading
 import time
-import tty
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from types import TracebackType
-from typing import Literal
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.sim.uart import UartLine
+from dxserial.sim.lane import DirectionStats, Lane
+from dxserial.sim.ptyend import End, PtyEnd, check_path, termios_speed
 from dxserial.wirelog import enabled as wire_enabled
 from dxserial.wirelog import log_bytes
 
 log = logging.getLogger("dxserial.sim.vpair")
 
-End = Literal["a", "b"]
-#: Bits on the wire per character (start + 8 data + stop).
-BITS_PER_CHAR = 10
-#: Relay queue per direction before the sender is held back.
-QUEUE_LIMIT = 65536
-QUEUE_LIMIT_PACED = 4096
 _COMMAND_TIMEOUT = 10.0
 
 
@@ -64,23 +56,6 @@ def _sleep_until(deadline: float) -> None:
 
 
 @dataclass(frozen=True)
-class DirectionStats:
-    """Byte counts for one direction.
-
-    ``relayed``: written to the receiving end (corrupted ones included); ``dropped`` and
-    ``corrupted``: the faults; ``lost``: discarded because the receiving end was unplugged;
-    ``mismatched``: sent while the two ends' speeds differed (what arrived of them is in
-    ``relayed``, garbled).
-    """
-
-    relayed: int = 0
-    dropped: int = 0
-    corrupted: int = 0
-    lost: int = 0
-    mismatched: int = 0
-
-
-@dataclass(frozen=True)
 class PairStats:
     """Both directions, named by where bytes go."""
 
@@ -89,217 +64,6 @@ class PairStats:
 
     def as_dict(self) -> dict[str, dict[str, int]]:
         return {"a_to_b": asdict(self.a_to_b), "b_to_a": asdict(self.b_to_a)}
-
-
-class _End:
-    """One pty: master fd (the relay's side), a held slave fd, the published link."""
-
-    def __init__(self, name: End, path: str) -> None:
-        self.name = name
-        self.path = path
-        self.master: int | None = None
-        self.slave: int | None = None
-        self.device: str | None = None
-
-    @property
-    def plugged(self) -> bool:
-        return self.master is not None
-
-    def plug(self) -> None:
-        master, slave = os.openpty()
-        try:
-            tty.setraw(slave)  # no echo, no CR/LF translation, 8 bits, no flow control
-            os.set_blocking(master, False)
-            device = os.ttyname(slave)
-            _publish(device, self.path)
-        except BaseException:
-            os.close(master)
-            os.close(slave)
-            raise
-        self.master, self.slave, self.device = master, slave, device
-
-    def unplug(self) -> None:
-        """Link first (so nobody opens a dying pty), then the pty itself."""
-        if self.device is not None:
-            _unpublish(self.device, self.path)
-        for fd in (self.master, self.slave):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self.master = self.slave = self.device = None
-
-
-class _Lane:
-    """One direction: faults on the way in, then either a deadline queue (both ends at one
-    speed, or unpaced) or the bit-level UART model (the ends' speeds differ)."""
-
-    def __init__(
-        self,
-        src: _End,
-        dst: _End,
-        speeds: Callable[[], tuple[int | None, int | None]],
-        drop: float,
-        corrupt: float,
-        seed: int,
-    ) -> None:
-        self.src, self.dst = src, dst
-        self.speeds = speeds  # (sender's speed, receiver's speed), None: unpaced
-        self.drop, self.corrupt = drop, corrupt
-        self.rng = random.Random(f"{seed}:{src.name}->{dst.name}")
-        # Entries [deadline of first byte, bytes, char time]; byte k is due at
-        # deadline + k * char time (char time 0: unpaced).
-        self.queue: deque[list[float | bytearray]] = deque()
-        self.paced_queued = 0
-        self.last_due = 0.0  # deadline of the last queued byte
-        self.uart: UartLine | None = None  # speeds differ: what the receiver makes of it
-        self.garbled = bytearray()  # decoded by the UART model, not yet written
-        self.blocked = False  # the receiving pty is full; wait for it to be writable
-        self.relayed = self.dropped = self.corrupted = self.lost = self.mismatched = 0
-
-    @property
-    def queued(self) -> int:
-        """Bytes on their way (for the limit that holds the sender back)."""
-        on_wire = self.uart.pending if self.uart is not None else 0
-        return self.paced_queued + on_wire + len(self.garbled)
-
-    @property
-    def limit(self) -> int:
-        tx, rx = self.speeds()
-        return QUEUE_LIMIT_PACED if tx or rx else QUEUE_LIMIT
-
-    def stats(self) -> DirectionStats:
-        return DirectionStats(
-            self.relayed, self.dropped, self.corrupted, self.lost, self.mismatched
-        )
-
-    def feed(self, data: bytes, now: float) -> None:
-        if self.drop or self.corrupt:
-            data = self._faults(data)
-        if not data:
-            return
-        if not self.dst.plugged:
-            self.lost += len(data)
-            return
-        tx, rx = self.speeds()
-        if tx is not None and rx is not None and tx != rx:
-            self._feed_mismatched(data, now, tx, rx)
-            return
-        baud = tx or rx
-        char_time = BITS_PER_CHAR / baud if baud else 0.0
-        if char_time:
-            # Absolute deadlines: byte n of a burst is due at first + n * char time, so
-            # lateness of the relay thread never accumulates.
-            first = max(now, self.last_due, self._uart_free(now)) + char_time
-            self.last_due = first + (len(data) - 1) * char_time
-        else:
-            first = now
-        self.paced_queued += len(data)
-        if self.queue:
-            tail = self.queue[-1]
-            tail_first, tail_data, tail_ct = tail
-            assert isinstance(tail_first, float) and isinstance(tail_data, bytearray)
-            if tail_ct == char_time and (
-                not char_time or abs(tail_first + len(tail_data) * char_time - first) < 1e-9
-            ):
-                tail_data += data
-                return
-        self.queue.append([first, bytearray(data), char_time])
-
-    def _feed_mismatched(self, data: bytes, now: float, tx: int, rx: int) -> None:
-        """The ends disagree on the speed: the receiver samples the sender's bit stream."""
-        uart = self.uart
-        if uart is None or (uart.tx_baud, uart.rx_baud) != (tx, rx):
-            start = max(now, self.last_due, self._uart_free(now))
-            if uart is not None and uart.pending:  # a speed changed mid-character
-                self.lost += uart.pending
-            uart = self.uart = UartLine(tx, rx)
-            now = start
-        uart.send(data, now)
-        self.mismatched += len(data)
-
-    def _uart_free(self, now: float) -> float:
-        return self.uart.busy_until if self.uart is not None else now
-
-    def _faults(self, data: bytes) -> bytes:
-        """Per byte, in order: maybe drop it; else maybe flip one of its bits."""
-        out = bytearray()
-        rnd, drop, corrupt = self.rng.random, self.drop, self.corrupt
-        for byte in data:
-            if drop and rnd() < drop:
-                self.dropped += 1
-                continue
-            if corrupt and rnd() < corrupt:
-                byte ^= 1 << self.rng.randrange(8)
-                self.corrupted += 1
-            out.append(byte)
-        return bytes(out)
-
-    def flush(self, now: float) -> None:
-        """Write every byte that is due; stop at a full receiver."""
-        self.blocked = False
-        if self.uart is not None:
-            self.garbled += bytes(value for _, value in self.uart.receive(now))
-            if self.garbled and not self._write_garbled():
-                return
-            if not self.uart.pending and self.uart.busy_until <= now:
-                self.uart = None
-        while self.queue:
-            entry = self.queue[0]
-            first, data, char_time = entry
-            assert isinstance(first, float) and isinstance(data, bytearray)
-            assert isinstance(char_time, float)
-            if first > now:
-                return
-            due = min(len(data), int((now - first) / char_time) + 1) if char_time else len(data)
-            written = self._write(data[:due])
-            self.paced_queued -= written
-            del data[:written]
-            if char_time:
-                entry[0] = first + written * char_time
-            if not data:
-                self.queue.popleft()
-            if written < due:
-                self.blocked = True
-                return
-
-    def _write(self, data: bytes | bytearray) -> int:
-        assert self.dst.master is not None
-        try:
-            written = os.write(self.dst.master, data)
-        except BlockingIOError:
-            written = 0
-        self.relayed += written
-        return written
-
-    def _write_garbled(self) -> bool:
-        written = self._write(self.garbled)
-        del self.garbled[:written]
-        if self.garbled:
-            self.blocked = True
-            return False
-        return True
-
-    def discard(self) -> None:
-        """The receiver was unplugged: what was on its way is lost."""
-        self.lost += self.queued
-        self.queue.clear()
-        self.paced_queued = 0
-        self.uart = None
-        self.garbled.clear()
-        self.blocked = False
-
-    def next_deadline(self) -> float | None:
-        if self.blocked:
-            return None
-        times: list[float] = []
-        if self.queue:
-            first = self.queue[0][0]
-            assert isinstance(first, float)
-            times.append(first)
-        if self.uart is not None:
-            due = self.uart.next_deadline()
-            times.append(due if due is not None else self.uart.busy_until)
-        return min(times) if times else None
 
 
 class VirtualPair:
@@ -341,11 +105,11 @@ class VirtualPair:
         self.corrupt = corrupt
         #: The seed actually used (drawn at random when none was given).
         self.seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
-        self._ends = {"a": _End("a", self.path_a), "b": _End("b", self.path_b)}
+        self._ends = {"a": PtyEnd("a", self.path_a), "b": PtyEnd("b", self.path_b)}
         a, b = self._ends["a"], self._ends["b"]
         self._lanes = (
-            _Lane(a, b, lambda: (self.speed("a"), self.speed("b")), drop, corrupt, self.seed),
-            _Lane(b, a, lambda: (self.speed("b"), self.speed("a")), drop, corrupt, self.seed),
+            Lane(a, b, lambda: (self.speed("a"), self.speed("b")), drop, corrupt, self.seed),
+            Lane(b, a, lambda: (self.speed("b"), self.speed("a")), drop, corrupt, self.seed),
         )
         self._lock = threading.Lock()  # guards counters for a consistent snapshot
         self._commands: deque[Callable[[], None]] = deque()
@@ -364,7 +128,7 @@ class VirtualPair:
         if self._started:
             return self
         for end in self._ends.values():
-            _check_path(end.path)
+            check_path(end.path)
         try:
             for end in self._ends.values():
                 end.plug()
@@ -454,7 +218,7 @@ class VirtualPair:
             return self.baud
         if not self.termios_speed:
             return None
-        return _termios_speed(self._end(end))
+        return termios_speed(self._end(end))
 
     @property
     def stats(self) -> PairStats:
@@ -464,7 +228,7 @@ class VirtualPair:
 
     # ------------------------------------------------------------------ relay thread
 
-    def _end(self, end: End) -> _End:
+    def _end(self, end: End) -> PtyEnd:
         if end not in self._ends:
             raise ConfigError(f"end must be 'a' or 'b', not {end!r}")
         return self._ends[end]
@@ -499,7 +263,7 @@ class VirtualPair:
         with contextlib.suppress(BlockingIOError, OSError):
             os.write(self._wake_w, b"!")
 
-    def _do_unplug(self, end: _End) -> None:
+    def _do_unplug(self, end: PtyEnd) -> None:
         if not end.plugged:
             return
         with self._lock:
@@ -515,11 +279,11 @@ class VirtualPair:
         end.unplug()
         log.debug("unplugged %s (%s)", end.name, end.path)
 
-    def _do_replug(self, end: _End) -> None:
+    def _do_replug(self, end: PtyEnd) -> None:
         if end.plugged:
             return
         if os.path.lexists(end.path):
-            _check_path(end.path)
+            check_path(end.path)
         end.plug()
         log.debug("replugged %s: %s -> %s", end.name, end.path, end.device)
 
@@ -564,7 +328,7 @@ class VirtualPair:
 
     def _update_interest(self, sel: selectors.BaseSelector, registered: dict[int, int]) -> None:
         """Read an end unless its lane is full; watch for writability while blocked."""
-        wanted: dict[int, tuple[int, _End]] = {}
+        wanted: dict[int, tuple[int, PtyEnd]] = {}
         for lane in self._lanes:
             if lane.src.master is not None and lane.queued < lane.limit:
                 mask, _ = wanted.get(lane.src.master, (0, lane.src))
@@ -590,7 +354,7 @@ class VirtualPair:
             return None
         return max(0.0, min(deadlines) - now)
 
-    def _read_from(self, end: _End) -> None:
+    def _read_from(self, end: PtyEnd) -> None:
         if end.master is None:
             return
         lane = self._lanes[0] if end.name == "a" else self._lanes[1]
@@ -611,49 +375,6 @@ class VirtualPair:
             lane.feed(data, time.monotonic())
 
 
-_SPEEDS = {
-    getattr(termios, f"B{n}"): n
-    for n in (
-        50,
-        75,
-        110,
-        134,
-        150,
-        200,
-        300,
-        600,
-        1200,
-        1800,
-        2400,
-        4800,
-        9600,
-        19200,
-        38400,
-        57600,
-        115200,
-        230400,
-        460800,
-        500000,
-        576000,
-        921600,
-        1000000,
-    )
-    if hasattr(termios, f"B{n}")
-}
-
-
-def _termios_speed(end: _End) -> int | None:
-    """The output speed set on ``end``'s pty (shared by every fd of it, ours included)."""
-    fd = end.slave
-    if fd is None:
-        return None
-    try:
-        code = termios.tcgetattr(fd)[5]
-    except (termios.error, OSError):
-        return None
-    return _SPEEDS.get(code)
-
-
 def _tight_timers() -> None:
     """Ask Linux to wake this thread on time (timer slack 1 µs instead of 50 µs).
 
@@ -668,38 +389,4 @@ def _tight_timers() -> None:
         pass
 
 
-def _check_path(path: str) -> None:
-    """A link may go where nothing is, or replace an old link to a pty (ours, earlier)."""
-    directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        raise ConfigError(f"cannot create {path}: directory {directory} does not exist")
-    if os.path.lexists(path) and not _is_pty_link(path):
-        raise ConfigError(
-            f"cannot create {path}: it exists and is not a link to a pseudo-terminal; "
-            "remove it or choose another path"
-        )
-
-
-def _is_pty_link(path: str) -> bool:
-    return os.path.islink(path) and os.readlink(path).startswith("/dev/pts/")
-
-
-def _publish(device: str, path: str) -> None:
-    """Point ``path`` at ``device`` atomically (a program never sees it half made)."""
-    tmp = f"{path}.vpair-{os.getpid()}-{threading.get_ident()}"
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(tmp)
-    try:
-        os.symlink(device, tmp)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise ConfigError(f"cannot create {path}: {exc.strerror or exc}") from None
-
-
-def _unpublish(device: str, path: str) -> None:
-    """Remove ``path`` if it is still our link (never someone else's file)."""
-    with contextlib.suppress(OSError):
-        if os.readlink(path) == device:
-            os.unlink(path)
+__all__ = ["PairStats", "VirtualPair"]
