@@ -212,3 +212,20 @@ def test_an_engine_that_leaves_instead_of_answering_a_gameend_is_answered_for_at
     assert rig.messages("sent-by-bridge")[-1]["on_behalf_of"] == "tcp"
     assert rig.warnings() == [] and len(rig.records) == 1
     rig.check_counts()
+
+
+def test_a_late_answer_is_taken_only_from_the_engine_the_bridge_answered_for() -> None:
+    rig = Rig("warn")
+    rig.join(TCP)
+    replay(rig, recorded("gwd-client-follower-nonstrict"))
+    rig.tick(3.1)  # the bridge answered GWD's GAMEEND on its behalf
+    assert [m["raw"] for m in rig.messages("sent-by-bridge")] == ["E00"]
+    rig.leave(TCP)  # GWD goes without ever sending its late answer
+    rig.join(TCP)  # another engine
+    rig.send(SERIAL, REQ_Z)
+    assert rig.got[TCP][-1] == REQ_Z
+    before = len(rig.got[SERIAL])
+    rig.send(TCP, b"E00")  # the newcomer's own GAMEEND: its message, not GWD's late answer
+    assert rig.got[SERIAL][before:] == [b"E00"]
+    assert not [m for m in rig.messages("dropped") if m.get("reason") == "consumed"]
+    rig.check_counts()

@@ -182,6 +182,8 @@ class Relay:
         self._settle()
         self.session[side] += 1
         self.present[side] = True
+        if self._gameend.answered_for == side:  # a new engine owes no late answer
+            self._gameend.answered_for = None
         if side == TCP:
             self._fate.tcp_stopped = False
         else:
