@@ -7,7 +7,7 @@ import logging
 
 from dxserial.drive.actions import Action, Done, Log, Send
 from dxserial.programs.hub_adapter import AdapterConfig, HubAdapter
-from dxserial.programs.hub_adapter_runner import DXP, HUB, HubMachine
+from dxserial.programs.hub_machine import DXP, HUB, HubMachine
 from dxserial.protocol.messages import AcceptCode, GameAccept, Move
 
 START = "Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww"
