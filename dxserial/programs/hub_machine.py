@@ -18,7 +18,6 @@ from dxserial.protocol import hub
 from dxserial.protocol.messages import escape, parse
 from dxserial.protocol.nulmodem import LinkProblem
 
-
 #: The Hub client's side (stdin/stdout, one line per read and write) and the engine's.
 HUB, DXP = "hub", "dxp"
 
