@@ -13,15 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import FOL, INI
 
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.protocol.framing import FrameReceived, NulFramer, nul_frame
 from dxserial.protocol.messages import Chat, GameAccept, Move, parse
-from dxserial.protocol.session import Role
 from dxserial.testing.peers import DxpClient, NulModemPeer
 from dxserial.testing.process import Cli
 
-INI, FOL = Role.INITIATOR, Role.FOLLOWER
 GAMEREQ_Z = f"R01{'Tester':<32}Z005075A".encode()  # the follower plays Black
 
 

@@ -14,6 +14,8 @@ import it like any other module, with no path games:
 * :mod:`~dxserial.testing.arbiter_standins`: followers that stretch one rule (shuffle
   kings, think past their time, claim a false win), for the arbiter's tests.
 * :mod:`~dxserial.testing.rig`: ``dxserial vpair`` + ``dxserial bridge`` as processes.
+* :mod:`~dxserial.testing.inproc`: a bridge in the test's own event loop on an in-process
+  cable (:mod:`dxserial.sim.memory`), an engine on the cable's other end.
 * :mod:`~dxserial.testing.lines`: a simulated serial line that drops, corrupts and stalls.
 * :mod:`~dxserial.testing.fuzz`: the fuzz targets (needs hypothesis, a test extra).
 * :mod:`~dxserial.testing.ser2net`, :mod:`~dxserial.testing.browser`: third-party

@@ -1,0 +1,84 @@
+"""Helpers many test files share, written once: role and colour shortcuts, messages as
+they arrive off the wire, and ``python -m dxserial`` run to its end."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dxserial.draughts import Position
+from dxserial.protocol.messages import (
+    Colour,
+    EndReason,
+    GameEnd,
+    GameRequest,
+    Message,
+    Move,
+    StopCode,
+    encode,
+    parse,
+)
+from dxserial.protocol.session import Role
+
+INI, FOL = Role.INITIATOR, Role.FOLLOWER
+W, Z = Colour.WHITE, Colour.BLACK
+
+
+def wire(msg: Message) -> Message:
+    """A built message as it would arrive: parsed from its bytes (so ``raw`` is set)."""
+    return parse(encode(msg))
+
+
+def wire_texts(messages: list[Message]) -> list[str]:
+    """What ``messages`` look like on the wire, as text."""
+    return [msg.wire.decode("ascii") for msg in messages]
+
+
+def move(frm: int, to: int, *captured: int) -> Move:
+    """A MOVE as it arrives."""
+    msg = wire(Move(from_square=frm, to_square=to, captured=captured))
+    assert isinstance(msg, Move)
+    return msg
+
+
+def end(reason: str = "0", stop: str = "0") -> Message:
+    """A GAMEEND as it arrives."""
+    return wire(GameEnd(reason=EndReason(reason), stop=StopCode(stop)))
+
+
+def request(
+    fen: str | None = None, *, follower: Colour = Z, moves: int = 0, name: str = "Initiator"
+) -> Message:
+    """A GAMEREQ as it arrives: the normal start, or the position ``fen``."""
+    if fen is None:
+        return wire(GameRequest(name=name, follower_colour=follower, minutes=5, moves=moves))
+    position = Position.from_fen(fen)
+    return wire(
+        GameRequest(
+            name=name,
+            follower_colour=follower,
+            minutes=5,
+            moves=moves,
+            to_move=position.turn,
+            position=position.pieces(),
+        )
+    )
+
+
+def run_dxserial(
+    *args: str | Path, stdin: str | None = None, cwd: Path | None = None,
+    columns: int | None = None, timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m dxserial ARGS`` to its end: exit code, stdout and stderr as text.
+
+    ``stdin``: what it reads (else nothing: stdin is /dev/null); ``columns``: the terminal
+    width its help is wrapped to.
+    """
+    env = None if columns is None else {**os.environ, "COLUMNS": str(columns)}
+    return subprocess.run(
+        [sys.executable, "-m", "dxserial", *map(str, args)],
+        input=stdin, stdin=subprocess.DEVNULL if stdin is None else None,
+        capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env, check=False,
+    )
