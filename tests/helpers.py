@@ -82,3 +82,50 @@ def run_dxserial(
         input=stdin, stdin=subprocess.DEVNULL if stdin is None else None,
         capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env, check=False,
     )
+
+
+def run_in_process(
+    *args: str | Path, stdin: str | None = None, cwd: Path | None = None,
+    columns: int | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """:func:`run_dxserial` without a process: the same entry point, in this process.
+
+    For commands that end at once (help, usage and configuration errors, parse, replay):
+    stdout and stderr are captured, the logging set-up a command makes is undone after.
+    """
+    import contextlib
+    import io
+    import logging
+
+    from dxserial import cli as entry
+    from dxserial.cli import common
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["dxserial", *map(str, args)]
+    loggers = [logging.getLogger(name) for name in ("dxserial", common.WIRE.name)]
+    saved = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
+    env = {} if columns is None else {"COLUMNS": str(columns)}
+    old_env = {key: os.environ.get(key) for key in env}
+    old_argv, old_stdin, old_cwd = sys.argv, sys.stdin, os.getcwd()
+    try:
+        os.environ.update(env)
+        sys.argv, sys.stdin = argv, io.StringIO(stdin or "")
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = entry._run()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        sys.argv, sys.stdin = old_argv, old_stdin
+        os.chdir(old_cwd)
+        for key, value in old_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        for lg, (handlers, level, propagate) in zip(loggers, saved, strict=True):
+            lg.handlers[:], lg.level, lg.propagate = handlers, level, propagate
+        common._given.clear()
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())

@@ -9,13 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import run_dxserial
+from helpers import run_in_process
 
 from dxserial.cli.app import COMMANDS
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return run_dxserial(*args, cwd=cwd, columns=100)
+    return run_in_process(*args, cwd=cwd, columns=100)
 
 
 @pytest.mark.parametrize(

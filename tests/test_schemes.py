@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_dxserial
+from helpers import run_dxserial, run_in_process
 
 from dxserial.errors import ConfigError
 from dxserial.transports.dosbox import SCHEMES as DOSBOX_SCHEMES
@@ -58,7 +58,7 @@ def test_endpoint_kinds_come_from_the_table() -> None:
 @pytest.mark.parametrize("typo", ["tcp:/127.0.0.1:27531", "tcp:127.0.0.1:27531", "127.0.0.1:27531"])
 def test_a_url_typo_is_not_taken_for_a_device(typo: str) -> None:
     """Issue 24: these said 'cannot open ...: no such device — check ... plugged in'."""
-    result = run_dxserial("engine", typo, "--role", "follower")
+    result = run_in_process("engine", typo, "--role", "follower")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         f"dxserial: error: {typo}: not a device; did you mean tcp://127.0.0.1:27531?"

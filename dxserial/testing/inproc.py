@@ -52,8 +52,18 @@ class LoopPeer(SerialPeer):
         port.start_push(self._feed, self._ended)
 
     def send(self, raw: bytes) -> None:
+        """Queue ``raw``; from another thread too (a blocking dialogue in a worker thread)."""
+        if not self._in_loop():
+            self._loop.call_soon_threadsafe(self.send, raw)
+            return
         self.link.send(raw, self._loop.time())
         self._pump()
+
+    def _in_loop(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
 
     def pause(self) -> None:
         self.port.pause_reading()
