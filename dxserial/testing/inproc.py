@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import random
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -53,23 +55,28 @@ class LoopPeer(SerialPeer):
 
     def send(self, raw: bytes) -> None:
         """Queue ``raw``; from another thread too (a blocking dialogue in a worker thread)."""
-        if not self._in_loop():
-            self._loop.call_soon_threadsafe(self.send, raw)
+        if self._elsewhere(self.send, raw):
             return
         self.link.send(raw, self._loop.time())
         self._pump()
 
-    def _in_loop(self) -> bool:
+    def _elsewhere(self, method: Callable[..., None], *args: Any) -> bool:
+        """Called from another thread: hand the call to the loop's thread (True)."""
         try:
-            return asyncio.get_running_loop() is self._loop
+            if asyncio.get_running_loop() is self._loop:
+                return False
         except RuntimeError:
-            return False
+            pass
+        self._loop.call_soon_threadsafe(method, *args)
+        return True
 
     def pause(self) -> None:
-        self.port.pause_reading()
+        if not self._elsewhere(self.pause):
+            self.port.pause_reading()
 
     def resume(self) -> None:
-        self.port.resume_reading()
+        if not self._elsewhere(self.resume):
+            self.port.resume_reading()
 
     def close(self) -> None:
         if self._timer is not None:
@@ -130,12 +137,17 @@ def nul_peer(port: MemoryPort, *, max_queue: int = 1_000_000) -> LoopPeer:
 
 
 class _Lines(logging.Handler):
+    """Keeps each log line as ``dxserial bridge`` writes it to stderr."""
+
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.lines: list[str] = []
+        self.setFormatter(
+            logging.Formatter("%(asctime)s.%(msecs)03d %(levelname)s %(message)s", "%H:%M:%S")
+        )
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(f"{record.levelname} {record.getMessage()}")
+        self.lines.append(self.format(record))
 
 
 @dataclass
@@ -223,4 +235,115 @@ async def bridge_on_cable(
         logger.setLevel(level)
 
 
-__all__ = ["BridgeRun", "LoopPeer", "bridge_on_cable", "nul_peer", "nulmodem_peer", "until"]
+class BridgeThread:
+    """:func:`bridge_on_cable` in a thread of its own, with a NULMODEM engine on end b, for
+    a test written as a blocking dialogue (``peer.expect()``, ``client.expect()``) as
+    against the processes of :mod:`~dxserial.testing.rig`.
+
+    ``peer``: the engine (:class:`LoopPeer`; its ``send`` and ``expect`` may be called from
+    the test's thread).  ``config``: :class:`~dxserial.bridge.settings.BridgeConfig` fields.
+    """
+
+    def __init__(self, directory: Path, *, seed: int = 1, echo_timeout: float = 0.3,
+                 **config: Any) -> None:
+        self._args = (directory, seed, echo_timeout, config)
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+        self._run: BridgeRun | None = None
+        self._peer: LoopPeer | None = None
+        self.counts: dict[str, int] = {}
+        self._thread = threading.Thread(target=self._main, name="bridge-loop", daemon=True)
+        self._thread.start()
+        self._ready.wait(30)
+        if self._error is not None:
+            self._thread.join(10)
+            raise self._error
+        assert self._run is not None and self._peer is not None
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as exc:  # handed to the test's thread
+            self._error = exc
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        directory, seed, echo_timeout, config = self._args
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with bridge_on_cable(directory, echo_timeout=echo_timeout, max_attempts=1000,
+                                   **config) as run:
+            self._run = run
+            self._peer = nulmodem_peer(run.cable.open("b"), timeout=echo_timeout,
+                                       max_attempts=1000, seed=seed)
+            self._ready.set()
+            await self._stop.wait()
+            self.counts = await run.stop()
+            self._peer.close()
+            await asyncio.sleep(0)  # let the peer's port close
+
+    @property
+    def peer(self) -> LoopPeer:
+        """The NULMODEM engine on the cable's end b."""
+        assert self._peer is not None
+        return self._peer
+
+    @property
+    def run(self) -> BridgeRun:
+        assert self._run is not None
+        return self._run
+
+    @property
+    def port(self) -> int:
+        return self.run.port
+
+    @property
+    def trace_path(self) -> Path:
+        return self.run.trace_path
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive() and not self.run.task.done()
+
+    def log(self) -> str:
+        return self.run.log()
+
+    def trace(self) -> list[dict[str, object]]:
+        return [json.loads(line) for line in self.trace_path.read_text().splitlines()]
+
+    def call(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` in the bridge's loop (an unplug, a replug), and wait for it."""
+        assert self._loop is not None
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                fn()
+            finally:
+                done.set()
+
+        self._loop.call_soon_threadsafe(run)
+        done.wait(10)
+
+    def stop(self) -> dict[str, int]:
+        """Stop the bridge (as SIGTERM would) and return its closing counts."""
+        if self._thread.is_alive() and self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+            self._thread.join(30)
+        if self._error is not None:
+            raise self._error
+        return self.counts
+
+    def __enter__(self) -> BridgeThread:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+__all__ = [
+    "BridgeRun", "BridgeThread", "LoopPeer", "bridge_on_cable", "nul_peer", "nulmodem_peer",
+    "until",
+]
