@@ -3,10 +3,13 @@ they arrive off the wire, and ``python -m dxserial`` run to its end."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from dxserial.draughts import Position
 from dxserial.protocol.messages import (
@@ -67,6 +70,15 @@ def request(
     )
 
 
+def trace_so_far(path: Path) -> list[dict[str, Any]]:
+    """The records of a trace a bridge is still writing (a line half written is left out)."""
+    out = []
+    for line in path.read_text().splitlines():
+        with contextlib.suppress(json.JSONDecodeError):  # the writer thread is mid-line
+            out.append(json.loads(line))
+    return out
+
+
 def run_dxserial(
     *args: str | Path, stdin: str | None = None, cwd: Path | None = None,
     columns: int | None = None, timeout: float = 60,
@@ -93,7 +105,6 @@ def run_in_process(
     For commands that end at once (help, usage and configuration errors, parse, replay):
     stdout and stderr are captured, the logging set-up a command makes is undone after.
     """
-    import contextlib
     import io
     import logging
 

@@ -12,10 +12,16 @@ games the same way through ``dxserial vpair`` and ``dxserial bridge`` processes.
 from __future__ import annotations
 
 import socket
+from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
+from helpers import trace_so_far
 
+from dxserial.bridge.core import read_counts
+from dxserial.game.pdn import read_pdn
 from dxserial.testing.inproc import BridgeThread
 from dxserial.testing.peers import DxpClient
 from dxserial.testing.process import wait_until
@@ -188,3 +194,69 @@ def test_console_chat_passes_on_loopback_by_default(cable_rig: BridgeThread) -> 
     with DxpClient("127.0.0.1", cable_rig.port) as client:
         client.send(b"Cconsole status")
         assert cable_rig.peer.expect() == b"Cconsole status"
+
+
+# ----------------------------------------------------------------------- what it tells
+
+
+def traced(rig: BridgeThread) -> list[dict[str, Any]]:
+    return trace_so_far(rig.trace_path)
+
+
+def test_the_trace_and_the_closing_counts_tell_the_same_story(cable_rig: BridgeThread) -> None:
+    rig = cable_rig  # NULMODEM, and an engine that never reads: nothing is echoed
+    rig.peer.pause()
+    with DxpClient("127.0.0.1", rig.port) as client:
+        client.send(b"Cline one\nline two")  # a control byte cannot cross a NULMODEM line
+        reply = client.expect()
+        assert reply.startswith(b"Cdxserial: your last message cannot cross")
+        client.send(b"Chello")
+        client.send(b"Cis anyone there?")
+        wait_until(lambda: sum(r.get("action") == "queued" for r in traced(rig)) == 2,
+                   what="two messages queued")
+    closing = rig.stop()
+    log = rig.log()
+    # Queued is not delivered: both are named as lost when the bridge stops.
+    assert "'Chello' NOT delivered" in log and "'Cis anyone there?' NOT delivered" in log
+    counts = read_counts(log)
+    assert counts == closing  # the last line says what the bridge counted
+    told = Counter(r["action"] for r in traced(rig) if r["kind"] == "message")
+    for action in ("queued", "delivered", "dropped", "lost", "sent-by-bridge"):
+        assert counts[action] == told[action], action
+    assert counts["lost"] == 2 and counts["dropped"] == 1
+    dropped = next(r for r in traced(rig) if r.get("action") == "dropped")
+    assert dropped["reason"] == "cannot-cross"
+
+
+def test_a_serial_port_gone_longer_than_its_grace_ends_the_game_towards_tcp(
+    cable_rig_factory: CableRigs, tmp_path: Path
+) -> None:
+    games_dir = tmp_path / "games"
+    games_dir.mkdir(mode=0o700)
+    rig = cable_rig_factory(serial_grace=0.5, pdn=games_dir, seed=9)
+    peer = rig.peer
+    req = f"R01{'Probe'.ljust(32)}Z005075A".encode()  # the TCP initiator plays White
+    acc = f"A{'Old PC'.ljust(32)}0".encode()
+    with DxpClient("127.0.0.1", rig.port) as client:
+        client.send(req)
+        assert peer.expect() == req
+        peer.send(acc)
+        assert client.expect() == acc
+        client.send(b"M0000322800")
+        assert peer.expect() == b"M0000322800"
+        rig.call(rig.run.cable.unplug)  # the adapter is pulled and stays away
+        client.send(b"Cstill there?")
+        # Black (the serial engine) was to move: the bridge ends the game on its behalf.
+        assert client.expect() == b"E00"
+        client.send(b"E00")
+        wait_until(lambda: any(games_dir.glob("*.pdn")), what="the record")  # not its .tmp
+        assert "'Cstill there?' NOT delivered" in rig.log()
+        rig.call(rig.run.cable.replug)
+        wait_until(lambda: "is back" in rig.log(), what="the port back")
+        client.send(req)  # a new session on the serial side: a clean start
+        assert peer.expect() == req
+    (record,) = [g for path in sorted(games_dir.glob("*.pdn")) for g in read_pdn(path)]
+    assert record.result == "*"
+    log = rig.log()
+    assert "broke the dialogue" not in log and "illegal move" not in log
+    assert "Traceback" not in log
