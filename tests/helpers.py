@@ -81,29 +81,31 @@ def trace_so_far(path: Path) -> list[dict[str, Any]]:
 
 def run_dxserial(
     *args: str | Path, stdin: str | None = None, cwd: Path | None = None,
-    columns: int | None = None, timeout: float = 60,
+    columns: int | None = None, env: dict[str, str] | None = None, timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
     """``python -m dxserial ARGS`` to its end: exit code, stdout and stderr as text.
 
     ``stdin``: what it reads (else nothing: stdin is /dev/null); ``columns``: the terminal
-    width its help is wrapped to.
+    width its help is wrapped to; ``env``: variables set for it.
     """
-    env = None if columns is None else {**os.environ, "COLUMNS": str(columns)}
+    more = {**(env or {}), **({} if columns is None else {"COLUMNS": str(columns)})}
     return subprocess.run(
         [sys.executable, "-m", "dxserial", *map(str, args)],
         input=stdin, stdin=subprocess.DEVNULL if stdin is None else None,
-        capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env, check=False,
+        capture_output=True, text=True, timeout=timeout, cwd=cwd,
+        env={**os.environ, **more} if more else None, check=False,
     )
 
 
 def run_in_process(
     *args: str | Path, stdin: str | None = None, cwd: Path | None = None,
-    columns: int | None = None,
+    columns: int | None = None, env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """:func:`run_dxserial` without a process: the same entry point, in this process.
 
     For commands that end at once (help, usage and configuration errors, parse, replay):
-    stdout and stderr are captured, the logging set-up a command makes is undone after.
+    stdout and stderr are captured, ``env`` is set meanwhile, and the logging set-up a
+    command makes is undone after.
     """
     import io
     import logging
@@ -115,7 +117,7 @@ def run_in_process(
     argv = ["dxserial", *map(str, args)]
     loggers = [logging.getLogger(name) for name in ("dxserial", common.WIRE.name)]
     saved = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
-    env = {} if columns is None else {"COLUMNS": str(columns)}
+    env = {**(env or {}), **({} if columns is None else {"COLUMNS": str(columns)})}
     old_env = {key: os.environ.get(key) for key in env}
     old_argv, old_stdin, old_cwd = sys.argv, sys.stdin, os.getcwd()
     try:
