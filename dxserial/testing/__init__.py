@@ -1,5 +1,6 @@
 """The test harness tests/ and bench/ share: real processes, ptys and sockets, driven
-the way a user's programs would drive them.
+the way a user's programs would drive them, and the bridge in the test's own process on
+an in-process cable where no process is needed.
 
 Shipped with the package (as python-can ships its virtual bus) so that tests and bench
 import it like any other module, with no path games:
