@@ -87,7 +87,7 @@ async def test_drop_and_corrupt_one_percent(tmp_path: Path,
     async with bridge_on_cable(tmp_path, echo_timeout=ECHO_TIMEOUT, max_attempts=1000,
                                cable_args=line) as run:
         peer = nulmodem_peer(run.cable.open("b"), timeout=ECHO_TIMEOUT, max_attempts=1000,
-                             seed=5)
+                             seed=5, backoff=0.1)
         with DxpClient("127.0.0.1", run.port, timeout=60) as client:
             engine = SerialEngine(peer, Role.INITIATOR)
             # the long form: bench/faults.py

@@ -112,8 +112,8 @@ async def on_cable(tmp_path: Path, scenario: Scenario, *, link: str = "nulmodem"
     async with bridge_on_cable(tmp_path, link=link, echo_timeout=ECHO_TIMEOUT,
                                cable_args=cable_args) as run:
         end_b = run.cable.open("b")
-        engine = (nulmodem_peer(end_b, timeout=ECHO_TIMEOUT, seed=seed) if link == "nulmodem"
-                  else nul_peer(end_b))
+        engine = (nulmodem_peer(end_b, timeout=ECHO_TIMEOUT, seed=seed, backoff=0.1)
+                  if link == "nulmodem" else nul_peer(end_b))
         r = Run(run, engine)
         try:
             return await scenario(r)

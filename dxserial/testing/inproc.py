@@ -124,10 +124,11 @@ class LoopPeer(SerialPeer):
 
 
 def nulmodem_peer(port: MemoryPort, *, timeout: float, max_attempts: int = 100000,
-                  seed: int = 1, max_queue: int = 1_000_000) -> LoopPeer:
-    """A NULMODEM engine (echo handshake) on ``port``."""
+                  seed: int = 1, max_queue: int = 1_000_000, backoff: float = 0.5) -> LoopPeer:
+    """A NULMODEM engine (echo handshake) on ``port``; ``backoff``: the longest it waits
+    after a wrong echo before it starts over."""
     link = NulModemLink(timeout=timeout, max_attempts=max_attempts, rng=random.Random(seed),
-                        max_queue=max_queue)
+                        max_queue=max_queue, backoff=backoff)
     return LoopPeer(port, link)
 
 
