@@ -117,7 +117,10 @@ def run_in_process(
     argv = ["dxserial", *map(str, args)]
     loggers = [logging.getLogger(name) for name in ("dxserial", common.WIRE.name)]
     saved = [(lg.handlers[:], lg.level, lg.propagate) for lg in loggers]
-    env = {**(env or {}), **({} if columns is None else {"COLUMNS": str(columns)})}
+    # asyncio's own loop: uvloop's first loop keeps a pipe open for the process's life,
+    # which the leak guard would blame on whichever test ran a command first.
+    env = {"DXSERIAL_LOOP": "asyncio", **(env or {}),
+           **({} if columns is None else {"COLUMNS": str(columns)})}
     old_env = {key: os.environ.get(key) for key in env}
     old_argv, old_stdin, old_cwd = sys.argv, sys.stdin, os.getcwd()
     try:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_in_process
 
 from dxserial.protocol.framing import nul_frame
 from dxserial.testing.fdio import read_exactly, write_all
@@ -89,11 +90,7 @@ def test_sigterm_exits_zero_and_says_so(rig: Rig) -> None:
 
 
 def test_missing_port_is_a_one_line_error(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", "bridge", str(tmp_path / "nope"), "--listen",
-         "127.0.0.1:0"],
-        capture_output=True, text=True, timeout=60,
-    )
+    result = run_in_process("bridge", tmp_path / "nope", "--listen", "127.0.0.1:0")
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "nope" in lines[0], result.stderr

@@ -62,9 +62,7 @@ def test_bad_path_is_one_line_with_advice_and_exit_2(case: str, tmp_path: Path) 
     (tmp_path / "table.toml").write_text("[serial]\nbaud = 9600\n")
     (tmp_path / "nan.toml").write_text("echo_timeout = nan\n")
     argv, words = CASES[case]
-    # An engine gets as far as its event loop: a process of its own, to leave nothing open.
-    run = run_dxserial if case.startswith("engine") else run_in_process
-    result = run(*(fill(a, tmp_path) for a in argv))
+    result = run_in_process(*(fill(a, tmp_path) for a in argv))
     # A port or address that is not there (yet) is 1: the unit restarts, an adapter may appear.
     assert result.returncode == (1 if case.startswith("engine") else 2), result.stderr
     assert result.stderr.startswith("dxserial: error: "), result.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_dxserial, run_in_process
+from helpers import run_in_process
 
 from dxserial.errors import ConfigError
 from dxserial.transports.dosbox import SCHEMES as DOSBOX_SCHEMES
@@ -28,7 +28,7 @@ ENDPOINT_CHOICES = (
     ],
 )
 def test_unknown_scheme_names_it_and_lists_the_choices(argv: list[str], offer: str) -> None:
-    result = run_dxserial(*argv)
+    result = run_in_process(*argv)
     assert result.returncode == 2
     assert result.stdout == ""  # failed before any "ready" line
     (line,) = result.stderr.splitlines()
@@ -98,7 +98,7 @@ def test_options_taking_host_port_accept_their_own_scheme() -> None:
 def test_bridge_takes_tcp_and_http_urls_for_its_addresses(tmp_path: Path) -> None:
     """These said 'bad address ...: write an IPv6 address in brackets, [::1]:27531'."""
     missing = str(tmp_path / "ttyNope")
-    result = run_dxserial("bridge", missing, "--connect", "tcp://127.0.0.1:1", "--web", "http://127.0.0.1:0")
+    result = run_in_process("bridge", missing, "--connect", "tcp://127.0.0.1:1", "--web", "http://127.0.0.1:0")
     assert result.returncode == 1  # the addresses were taken; the port is what is missing
     assert "bad address" not in result.stderr and "ttyNope" in result.stderr
 
