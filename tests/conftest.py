@@ -7,13 +7,14 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import settings
 
+from dxserial.testing.inproc import BridgeThread
 from dxserial.testing.rig import Rig, RigFactory, rig_factory_for
 
 # CI runs the same examples every time (a red CI must be reproducible); at a desk,
@@ -55,6 +56,27 @@ def rig_factory(tmp_path: Path) -> Iterator[RigFactory]:
 @pytest.fixture
 def rig(rig_factory: RigFactory) -> Rig:
     return rig_factory()
+
+
+@pytest.fixture
+def cable_rig_factory(tmp_path: Path) -> Iterator[Callable[..., BridgeThread]]:
+    """Start bridges on in-process cables (a NULMODEM engine on end b); all stopped after."""
+    started: list[BridgeThread] = []
+
+    def make(**config: Any) -> BridgeThread:
+        directory = tmp_path / f"bridge-{len(started) + 1}"
+        directory.mkdir()
+        started.append(BridgeThread(directory, **config))
+        return started[-1]
+
+    yield make
+    for bridge in started:
+        bridge.stop()
+
+
+@pytest.fixture
+def cable_rig(cable_rig_factory: Callable[..., BridgeThread]) -> BridgeThread:
+    return cable_rig_factory()
 
 
 # --------------------------------------------------------------------------- leak guard

@@ -12,16 +12,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import run_dxserial, run_in_process
 
 from dxserial.testing.process import LineReader
 from dxserial.testing.rig import start_vpair
 
 
 def run_bridge(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dxserial", "bridge", *args],
-        capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})},
-    )
+    """``dxserial bridge ARGS`` that fails before it opens anything: in this process."""
+    return run_in_process("bridge", *args, env=env)
 
 
 def ready_line(args: list[str], env: dict[str, str], then: Callable[[list[str]], None] | None = None) -> str:
@@ -154,6 +153,7 @@ def test_web_without_aiohttp_is_a_one_line_error(tmp_path: Path) -> None:
     fake.mkdir()
     (fake / "__init__.py").write_text('raise ImportError("not installed")\n')
     path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
-    result = run_bridge(["/dev/ttyS99", "--web", "127.0.0.1:0"], env={"PYTHONPATH": path})
+    result = run_dxserial("bridge", "/dev/ttyS99", "--web", "127.0.0.1:0",
+                          env={"PYTHONPATH": path})
     assert result.returncode == 2
     assert result.stderr == "dxserial: error: --web needs aiohttp: pip install 'dxserial[web]'\n"

@@ -3,7 +3,8 @@
     NulModemPeer --pty B == dxserial vpair == pty A-- dxserial bridge --TCP-- DxpClient
 
 Every test reads like a dialogue between a DOS-era engine on the serial line and an engine
-on TCP, and checks what each side receives byte for byte.
+on TCP, and checks what each side receives byte for byte.  The session rules (invalid
+messages, turns, second clients, hang-ups, floods) run in process in test_bridge_inproc.py.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_in_process
 
 from dxserial.protocol.framing import nul_frame
 from dxserial.testing.fdio import read_exactly, write_all
@@ -80,92 +82,6 @@ def test_nul_link_on_the_serial_line(rig_factory: RigFactory, scan_game: list[di
         os.close(fd)
 
 
-def test_invalid_messages_are_dropped_and_logged(rig: Rig) -> None:
-    with NulModemPeer(rig.peer_path, seed=3) as peer, DxpClient("127.0.0.1", rig.port) as client:
-        peer.send(GAMEREQ)
-        assert client.expect() == GAMEREQ
-        # garbage from TCP: a byte >= 0x80 inside a frame, an unknown type, an overlong frame
-        client.send_bytes(b"M0012\x9f61100\x00")
-        client.send(b"X123")
-        client.send_bytes(b"C" + b"y" * 300 + b"\x00")
-        client.send(GAMEACC)
-        assert peer.expect() == GAMEACC  # the next valid message, nothing before it
-        # garbage from the serial side
-        peer.send(b"M00120X1100")
-        peer.send(b"M0000342900")
-        assert client.expect() == b"M0000342900"
-    log = rig.log()
-    assert "tcp->serial: byte 0x9f" in log
-    assert "tcp->serial: invalid message 'X123' dropped" in log
-    assert "frame of more than 127 bytes" in log
-    assert "serial->tcp: invalid message 'M00120X1100' dropped: MOVE: field 'from' at offset 5" in log
-    assert rig.bridge.proc.poll() is None
-
-
-def test_on_invalid_forward_passes_them_through(rig_factory: RigFactory) -> None:
-    rig = rig_factory(bridge_args=("--on-invalid", "forward"))
-    with NulModemPeer(rig.peer_path, seed=4) as peer, DxpClient("127.0.0.1", rig.port) as client:
-        peer.send(b"M00120X1100")
-        assert client.expect() == b"M00120X1100"
-    assert "invalid message 'M00120X1100' forwarded" in rig.log()
-
-
-@pytest.mark.parametrize("referee", ["warn", "off"])
-def test_out_of_turn_is_logged_and_forwarded(rig_factory: RigFactory, referee: str) -> None:
-    rig = rig_factory(bridge_args=("--referee", referee))
-    with NulModemPeer(rig.peer_path, seed=5) as peer, DxpClient("127.0.0.1", rig.port) as client:
-        peer.send(GAMEREQ)
-        assert client.expect() == GAMEREQ
-        client.send(GAMEACC)
-        assert peer.expect() == GAMEACC
-        client.send(b"M0000202400")  # the follower is Black: not its turn
-        assert peer.expect() == b"M0000202400"
-    wait_until(lambda: "broke the dialogue" in rig.log(), what="a dialogue violation logged")
-    assert "the tcp engine broke the dialogue" in rig.log()
-
-
-def test_second_client_is_refused_and_first_keeps_working(rig: Rig) -> None:
-    with NulModemPeer(rig.peer_path, seed=6) as peer, DxpClient("127.0.0.1", rig.port) as first:
-        second = DxpClient("127.0.0.1", rig.port)
-        try:
-            told = second.expect()  # told why in DXP, then closed by the bridge
-            assert told.startswith(b"Cdxserial bridge: busy: another engine is connected since ")
-            assert second.closed_by_peer(timeout=10)
-        finally:
-            second.close()
-        peer.send(GAMEREQ)
-        assert first.expect() == GAMEREQ
-    assert "refused TCP client" in rig.log()
-
-
-def test_kick_old_replaces_the_first_client(rig_factory: RigFactory) -> None:
-    rig = rig_factory(bridge_args=("--kick-old",))
-    with NulModemPeer(rig.peer_path, seed=7) as peer, DxpClient("127.0.0.1", rig.port) as first:
-        first.send(b"Chello")
-        assert peer.expect() == b"Chello"
-        with DxpClient("127.0.0.1", rig.port) as second:
-            wait_until(lambda: "replaces" in rig.log(), what="the replacement logged")
-            peer.send(GAMEREQ)
-            assert second.expect() == GAMEREQ
-
-
-def test_client_hangs_up_mid_message_and_next_client_plays_on(rig: Rig) -> None:
-    with NulModemPeer(rig.peer_path, seed=8) as peer:
-        with DxpClient("127.0.0.1", rig.port) as client:
-            client.send_bytes(b"M00003429")  # no NUL: cut off
-        wait_until(lambda: "went away" in rig.log(), what="the hang-up logged")
-        # a message from the serial engine while nobody is connected waits for the next peer
-        peer.send(b"Cstill there?")
-        peer.wait_delivered(1)
-        with DxpClient("127.0.0.1", rig.port) as client:
-            assert client.expect() == b"Cstill there?"
-            client.send(b"Cyes")
-            assert peer.expect() == b"Cyes"
-    log = rig.log()
-    assert "hung up mid-message" in log or "peer hung up" in log
-    assert rig.bridge.proc.poll() is None
-
-
 def test_sigterm_exits_zero_and_says_so(rig: Rig) -> None:
     rig.bridge.proc.send_signal(signal.SIGTERM)
     assert rig.bridge.wait(10) == 0
@@ -174,11 +90,7 @@ def test_sigterm_exits_zero_and_says_so(rig: Rig) -> None:
 
 
 def test_missing_port_is_a_one_line_error(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", "bridge", str(tmp_path / "nope"), "--listen",
-         "127.0.0.1:0"],
-        capture_output=True, text=True, timeout=60,
-    )
+    result = run_in_process("bridge", tmp_path / "nope", "--listen", "127.0.0.1:0")
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "nope" in lines[0], result.stderr
@@ -195,31 +107,6 @@ def test_both_event_loops_carry_a_game(
     with NulModemPeer(rig.peer_path, seed=7) as peer, DxpClient("127.0.0.1", rig.port) as client:
         play_game(scan_game[:30], peer, client, serial_role="initiator")
     assert f"event loop: {loop}" in rig.log()
-
-
-def test_a_client_that_reconnects_at_once_is_not_refused(rig: Rig) -> None:
-    with NulModemPeer(rig.peer_path, seed=8) as peer:
-        for n in range(10):
-            with DxpClient("127.0.0.1", rig.port) as client:
-                client.send(f"Cround {n}".encode())
-                assert peer.expect() == f"Cround {n}".encode()
-    assert "refused TCP client" not in rig.log()
-
-
-def test_a_flood_of_messages_the_line_cannot_carry_gives_a_few_log_lines(rig: Rig) -> None:
-    with NulModemPeer(rig.peer_path, seed=9) as peer, DxpClient("127.0.0.1", rig.port) as client:
-        for n in range(300):
-            client.send(f"Cline {n}\nand more".encode())  # a newline cannot cross NULMODEM
-        client.send(b"Cthe end")
-        assert peer.expect() == b"Cthe end"
-        for _ in range(300):
-            assert client.expect().startswith(b"Cdxserial: your last message cannot cross")
-    rig.bridge.proc.terminate()
-    rig.bridge.proc.wait(20)
-    lines = rig.log().splitlines()
-    told = [x for x in lines if "cannot cross" in x and " DEBUG " not in x]
-    assert len(told) < 60  # each kind shown a few times, then counted: not 900 lines
-    assert any("280 more 'cannot cross tcp->serial' lines" in x for x in lines)
 
 
 def test_the_ready_line_is_printed_once(rig: Rig) -> None:

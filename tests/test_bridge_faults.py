@@ -8,6 +8,7 @@ engine would, so the test peer does the same and counts them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -18,10 +19,15 @@ from dxserial.errors import DuplicateMessageError
 from dxserial.protocol.framing import nul_frame
 from dxserial.protocol.messages import Chat, parse
 from dxserial.protocol.session import Role, Session
+from dxserial.sim.memory import faulty
 from dxserial.testing.fdio import write_all
+from dxserial.testing.inproc import bridge_on_cable, nulmodem_peer
 from dxserial.testing.peers import DxpClient, NulModemPeer
 from dxserial.testing.process import wait_until
 from dxserial.testing.rig import RigFactory
+
+#: The echo timeout in process (the cable answers within a pass of the loop).
+ECHO_TIMEOUT = 0.1
 
 
 class SerialEngine:
@@ -73,17 +79,22 @@ def finish_with_sentinels(engine: SerialEngine, client: DxpClient) -> None:
     assert engine.expect() == b"Csentinel from tcp"
 
 
-def test_drop_and_corrupt_one_percent(rig_factory: RigFactory, scan_game: list[dict[str, str]]) -> None:
-    rig = rig_factory(
-        vpair_args=("--drop", "0.01", "--corrupt", "0.01", "--seed", "11"),
-        bridge_args=("--echo-timeout", "0.3"),
-    )
-    with NulModemPeer(rig.peer_path, timeout=0.3, seed=5) as peer, \
-            DxpClient("127.0.0.1", rig.port, timeout=60) as client:
-        engine = SerialEngine(peer, Role.INITIATOR)
-        play(scan_game[:60], engine, client, serial_role="initiator")  # the long form: bench/faults.py
-        finish_with_sentinels(engine, client)
-    log = rig.log()
+async def test_drop_and_corrupt_one_percent(tmp_path: Path,
+                                           scan_game: list[dict[str, str]]) -> None:
+    """In process: the bridge on an in-process cable that drops and corrupts 1 % of the
+    bytes each way, a NULMODEM engine on its other end."""
+    line = {"a_to_b": faulty(0.01, 0.01, seed=11), "b_to_a": faulty(0.01, 0.01, seed=12)}
+    async with bridge_on_cable(tmp_path, echo_timeout=ECHO_TIMEOUT, max_attempts=1000,
+                               cable_args=line) as run:
+        peer = nulmodem_peer(run.cable.open("b"), timeout=ECHO_TIMEOUT, max_attempts=1000,
+                             seed=5, backoff=0.1)
+        with DxpClient("127.0.0.1", run.port, timeout=60) as client:
+            engine = SerialEngine(peer, Role.INITIATOR)
+            # the long form: bench/faults.py
+            await asyncio.to_thread(play, scan_game[:60], engine, client, "initiator")
+            await asyncio.to_thread(finish_with_sentinels, engine, client)
+        peer.close()
+    log = run.log()
     assert "NOT delivered" not in log
     # the line really was bad: the handshake had to repeat itself
     assert "serial line:" in log

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
+
+from helpers import run_in_process
 
 from dxserial.bridge.files import FileWriter
 from dxserial.game.record import GameRecord
@@ -80,10 +80,7 @@ def test_a_killed_bridge_leaves_a_trace_that_replays(rig_factory: RigFactory) ->
         wait_until(written, what="the writer thread to catch up")
         rig.bridge.proc.send_signal(signal.SIGKILL)
         rig.bridge.wait(10)
-    out = subprocess.run(
-        [sys.executable, "-m", "dxserial", "replay", str(rig.trace_path)],
-        capture_output=True, text=True, timeout=60,
-    )
+    out = run_in_process("replay", rig.trace_path)
     assert out.returncode == 0, out.stderr
     assert "32-28" in out.stdout
 

@@ -1,21 +1,28 @@
-"""The referee in the real bridge: warn and strict, duplicates, and the PDN records."""
+"""The referee in the real bridge: warn and strict, duplicates, and the PDN records.
+
+The bridge runs in process on an in-process cable (:class:`~dxserial.testing.inproc.BridgeThread`),
+its NULMODEM engine on the other end, a DXP client over TCP.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from dxserial.draughts import Position, parse_pdn_move
 from dxserial.game.pdn import read_pdn
-from dxserial.testing.peers import DxpClient, NulModemPeer
+from dxserial.testing.inproc import BridgeThread
+from dxserial.testing.peers import DxpClient, SerialPeer
 from dxserial.testing.process import wait_until
-from dxserial.testing.rig import RigFactory
+
+CableRigs = Callable[..., BridgeThread]
 
 NAME = "Probe".ljust(32)
 GAMEREQ = f"R01{NAME}Z001075A".encode()  # the serial engine (initiator) plays White
 GAMEACC = f"A{'Tcp'.ljust(32)}0".encode()
 
 
-def open_game(peer: NulModemPeer, client: DxpClient) -> None:
+def open_game(peer: SerialPeer, client: DxpClient) -> None:
     peer.send(GAMEREQ)
     assert client.expect() == GAMEREQ
     client.send(GAMEACC)
@@ -24,9 +31,10 @@ def open_game(peer: NulModemPeer, client: DxpClient) -> None:
     assert client.expect() == b"M0000342900"
 
 
-def test_warn_forwards_an_illegal_move_and_logs_it_with_the_position(rig_factory: RigFactory) -> None:
-    rig = rig_factory(bridge_args=("--referee", "warn"))
-    with NulModemPeer(rig.peer_path, seed=1) as peer, DxpClient("127.0.0.1", rig.port) as client:
+def test_warn_forwards_an_illegal_move_and_logs_it_with_the_position(cable_rig_factory: CableRigs) -> None:
+    rig = cable_rig_factory(referee="warn", seed=1)
+    peer = rig.peer
+    with DxpClient("127.0.0.1", rig.port) as client:
         open_game(peer, client)
         client.send(b"M0000252000")  # 25-20: backwards for a black man, never legal
         assert peer.expect() == b"M0000252000"  # warn: the serial engine still gets it
@@ -36,9 +44,10 @@ def test_warn_forwards_an_illegal_move_and_logs_it_with_the_position(rig_factory
     assert "position B:" in line and line.endswith("(forwarded)")
 
 
-def test_strict_refuses_an_illegal_move_and_tells_its_sender(rig_factory: RigFactory) -> None:
-    rig = rig_factory(bridge_args=("--referee", "strict"))
-    with NulModemPeer(rig.peer_path, seed=2) as peer, DxpClient("127.0.0.1", rig.port) as client:
+def test_strict_refuses_an_illegal_move_and_tells_its_sender(cable_rig_factory: CableRigs) -> None:
+    rig = cable_rig_factory(referee="strict", seed=2)
+    peer = rig.peer
+    with DxpClient("127.0.0.1", rig.port) as client:
         open_game(peer, client)
         client.send(b"M0000252000")  # 25-20: backwards for Black, never legal
         chat = client.expect()
@@ -49,9 +58,10 @@ def test_strict_refuses_an_illegal_move_and_tells_its_sender(rig_factory: RigFac
     assert "not forwarded; told the sender" in log
 
 
-def test_strict_refuses_a_move_out_of_turn(rig_factory: RigFactory) -> None:
-    rig = rig_factory(bridge_args=("--referee", "strict"))
-    with NulModemPeer(rig.peer_path, seed=3) as peer, DxpClient("127.0.0.1", rig.port) as client:
+def test_strict_refuses_a_move_out_of_turn(cable_rig_factory: CableRigs) -> None:
+    rig = cable_rig_factory(referee="strict", seed=3)
+    peer = rig.peer
+    with DxpClient("127.0.0.1", rig.port) as client:
         open_game(peer, client)
         peer.send(b"M0000322800")  # White again: Black is to move
         assert peer.expect().startswith(b"Creferee: ")
@@ -61,27 +71,27 @@ def test_strict_refuses_a_move_out_of_turn(rig_factory: RigFactory) -> None:
         assert client.expect() == b"M0000322800"
 
 
-def test_nulmodem_duplicate_is_dropped_in_both_modes(rig_factory: RigFactory) -> None:
+def test_nulmodem_duplicate_is_dropped_in_both_modes(cable_rig_factory: CableRigs) -> None:
     for mode in ("warn", "strict"):
-        rig = rig_factory(bridge_args=("--referee", mode))
-        with NulModemPeer(rig.peer_path, seed=4) as peer, \
-                DxpClient("127.0.0.1", rig.port) as client:
+        rig = cable_rig_factory(referee=mode, seed=4)
+        peer = rig.peer
+        with DxpClient("127.0.0.1", rig.port) as client:
             open_game(peer, client)
             peer.send(b"M0000342900")  # the same move again, as a retransmission delivers it
             peer.send(b"Cafter")
             assert client.expect() == b"Cafter"  # the repeat never reached the TCP engine
         wait_until(lambda r=rig: "duplicate 'M0000342900' dropped" in r.log(), what="the drop")
-        rig.bridge.proc.terminate()
-        rig.bridge.wait(10)
-        rig.log_path.unlink()
+        rig.stop()
 
 
 def test_scan_game_is_refereed_clean_and_recorded(
-    rig_factory: RigFactory, scan_game: list[dict[str, str]], tmp_path: Path
+    cable_rig_factory: CableRigs, scan_game: list[dict[str, str]], tmp_path: Path
 ) -> None:
     games = tmp_path / "games"
-    rig = rig_factory(bridge_args=("--referee", "strict", "--pdn", str(games)))
-    with NulModemPeer(rig.peer_path, seed=5) as peer, DxpClient("127.0.0.1", rig.port) as client:
+    games.mkdir(mode=0o700)
+    rig = cable_rig_factory(referee="strict", pdn=games, seed=5)
+    peer = rig.peer
+    with DxpClient("127.0.0.1", rig.port) as client:
         for entry in scan_game[:155]:  # the game, its GAMEEND exchange and Scan's CHAT
             raw = entry["message"].encode()
             if entry["from"] == "initiator":
@@ -107,16 +117,17 @@ def test_scan_game_is_refereed_clean_and_recorded(
     assert position.to_fen() == "W:WK7:BK6,35"
 
 
-def test_game_cut_short_is_written_with_a_star(rig_factory: RigFactory, tmp_path: Path) -> None:
+def test_game_cut_short_is_written_with_a_star(cable_rig_factory: CableRigs, tmp_path: Path) -> None:
     games = tmp_path / "games"
-    rig = rig_factory(bridge_args=("--pdn", str(games), "--peer-grace", "0.2"))
-    with NulModemPeer(rig.peer_path, seed=6) as peer:
-        with DxpClient("127.0.0.1", rig.port) as client:
-            open_game(peer, client)
-        # Black (the TCP engine) was to move: the bridge ends the game on its behalf...
-        assert peer.expect() == b"E00"
-        peer.send(b"E00")  # ...and the serial engine's answer closes it
-        wait_until(lambda: any(games.glob("*.pdn")), what="the PDN file")  # not its .tmp
+    games.mkdir(mode=0o700)
+    rig = cable_rig_factory(pdn=games, peer_grace=0.2, seed=6)
+    peer = rig.peer
+    with DxpClient("127.0.0.1", rig.port) as client:
+        open_game(peer, client)
+    # Black (the TCP engine) was to move: the bridge ends the game on its behalf...
+    assert peer.expect() == b"E00"
+    peer.send(b"E00")  # ...and the serial engine's answer closes it
+    wait_until(lambda: any(games.glob("*.pdn")), what="the PDN file")  # not its .tmp
     (path,) = list(games.glob("*.pdn"))
     (record,) = read_pdn(path)
     assert record.result == "*"

@@ -5,23 +5,22 @@ both sides.  Each story runs once with ``--referee warn`` on a NULMODEM line and
 with ``--referee strict`` on a NUL line (the relay's unit tests in test_relay.py cover
 every story in both referee modes).  What a user would check afterwards: every game is in
 the PDN directory exactly once, no engine that followed the protocol is blamed, each
-engine exits as it should, and nothing from an old session reached a new engine.
+engine exits as it should, and nothing from an old session reached a new engine.  Scripted
+sessions (the closing counts against the trace, a serial port gone past its grace) run in
+process in test_bridge_inproc.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import trace_so_far
 
-from dxserial.bridge.core import read_counts
 from dxserial.game.pdn import read_pdn
 from dxserial.game.record import GameRecord
-from dxserial.testing.peers import DxpClient, NulModemPeer
+from dxserial.testing.peers import DxpClient
 from dxserial.testing.process import Cli, wait_until
 from dxserial.testing.rig import Rig, RigFactory
 
@@ -55,11 +54,7 @@ def engine(rig: Rig, side: str, role: str, link: str, seed: int, *extra: str) ->
 
 
 def trace(rig: Rig) -> list[dict[str, Any]]:
-    out = []
-    for line in rig.trace_path.read_text().splitlines():
-        with contextlib.suppress(json.JSONDecodeError):  # the writer thread is mid-line
-            out.append(json.loads(line))
-    return out
+    return trace_so_far(rig.trace_path)
 
 
 def moves_played(rig: Rig) -> int:
@@ -193,59 +188,3 @@ def test_a_serial_engine_that_restarts_mid_game(
             assert s2.wait(60) == 0, s2.out.lines
         assert tcp.wait(30) == 0  # it played the new game and stopped with it
     assert_one_cut_and_one_finished(rig, tmp_path)
-
-
-def test_the_trace_and_the_closing_counts_tell_the_same_story(rig_factory: RigFactory) -> None:
-    rig = rig_factory()  # NULMODEM, and no engine on the serial end: nothing is echoed
-    with DxpClient("127.0.0.1", rig.port) as client:
-        client.send(b"Cline one\nline two")  # a control byte cannot cross a NULMODEM line
-        reply = client.expect()
-        assert reply.startswith(b"Cdxserial: your last message cannot cross")
-        client.send(b"Chello")
-        client.send(b"Cis anyone there?")
-        wait_until(lambda: sum(r.get("action") == "queued" for r in trace(rig)) == 2,
-                   what="two messages queued")
-    rig.bridge.proc.terminate()
-    rig.bridge.wait(20)
-    log = rig.log()
-    # Queued is not delivered: both are named as lost when the bridge stops.
-    assert "'Chello' NOT delivered" in log and "'Cis anyone there?' NOT delivered" in log
-    counts = read_counts(log)
-    traced = Counter(r["action"] for r in trace(rig) if r["kind"] == "message")
-    for action in ("queued", "delivered", "dropped", "lost", "sent-by-bridge"):
-        assert counts[action] == traced[action], action
-    assert counts["lost"] == 2 and counts["dropped"] == 1
-    dropped = next(r for r in trace(rig) if r.get("action") == "dropped")
-    assert dropped["reason"] == "cannot-cross"
-
-
-def test_a_serial_port_gone_longer_than_its_grace_ends_the_game_towards_tcp(
-    rig_factory: RigFactory, tmp_path: Path
-) -> None:
-    games_dir = tmp_path / "games"
-    rig = rig_factory(bridge_args=("--serial-grace", "0.5", "--pdn", str(games_dir)))
-    req = f"R01{'Probe'.ljust(32)}Z005075A".encode()  # the TCP initiator plays White
-    acc = f"A{'Old PC'.ljust(32)}0".encode()
-    with NulModemPeer(rig.peer_path, seed=9) as peer, DxpClient("127.0.0.1", rig.port) as client:
-        client.send(req)
-        assert peer.expect() == req
-        peer.send(acc)
-        assert client.expect() == acc
-        client.send(b"M0000322800")
-        assert peer.expect() == b"M0000322800"
-        rig.vpair.send("unplug a")  # the adapter is pulled and stays away
-        rig.vpair.out.expect("unplugged a")
-        client.send(b"Cstill there?")
-        # Black (the serial engine) was to move: the bridge ends the game on its behalf.
-        assert client.expect() == b"E00"
-        client.send(b"E00")
-        wait_until(lambda: any(games_dir.glob("*.pdn")), what="the record")  # not its .tmp
-        assert "'Cstill there?' NOT delivered" in rig.log()
-        rig.vpair.send("replug a")
-        rig.vpair.out.expect("replugged a")
-        wait_until(lambda: "is back" in rig.log(), what="the port back")
-        client.send(req)  # a new session on the serial side: a clean start
-        assert peer.expect() == req
-    (record,) = games(tmp_path)
-    assert record.result == "*"
-    assert_nobody_blamed(rig)

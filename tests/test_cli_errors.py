@@ -5,22 +5,17 @@ Exit 2 is what the shipped systemd unit takes for "do not restart" (RestartPreve
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_in_process
 
 from dxserial.cli.app import COMMANDS
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dxserial", *args],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, cwd=cwd,
-        env={**os.environ, "COLUMNS": "100"},
-    )
+    return run_in_process(*args, cwd=cwd, columns=100)
 
 
 @pytest.mark.parametrize(

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 
 import pytest
+from helpers import run_in_process
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dxserial", *args],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "200"},
-    )
+    return run_in_process(*args, columns=200)
 
 
 def option_line(help_text: str, option: str) -> str:
@@ -107,10 +103,7 @@ def test_common_options_come_first_and_details_follow_in_panels(
 def test_bridge_help_fits_a_screen_or_two(columns: int, most: int) -> None:
     """Issue 24: 131 lines at 100 columns, 158 at 80 (one [env var] line per option, and
     paragraphs that belong in the README)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", "bridge", "--help"], capture_output=True, text=True,
-        timeout=60, env={**os.environ, "COLUMNS": str(columns)},
-    )
+    result = run_in_process("bridge", "--help", columns=columns)
     lines = result.stdout.splitlines()
     assert len(lines) <= most, result.stdout
     assert "[env var:" not in result.stdout and "DXSERIAL_BAUD=2400" in result.stdout

@@ -3,22 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dxserial", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+from helpers import run_in_process
 
 
 def test_parse_prints_type_and_fields() -> None:
-    result = run("parse", "M0012061100", "E20")
+    result = run_in_process("parse", "M0012061100", "E20")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "MOVE seconds=12 from_square=6 to_square=11 captured=[]"
@@ -26,7 +16,7 @@ def test_parse_prints_type_and_fields() -> None:
 
 
 def test_invalid_message_prints_one_line_and_exit_code_1() -> None:
-    result = run("parse", "M0012061100", "M00120X1100")
+    result = run_in_process("parse", "M0012061100", "M00120X1100")
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert len(lines) == 2
@@ -37,7 +27,7 @@ def test_invalid_message_prints_one_line_and_exit_code_1() -> None:
 
 
 def test_hex_input_with_trailing_nul_and_json_output() -> None:
-    result = run("parse", "--hex", "--json", "4d3030313230363131303000")
+    result = run_in_process("parse", "--hex", "--json", "4d3030313230363131303000")
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
     assert record["type"] == "MOVE" and record["raw"] == "M0012061100"
@@ -45,25 +35,25 @@ def test_hex_input_with_trailing_nul_and_json_output() -> None:
 
 
 def test_bad_hex_is_a_one_line_error() -> None:
-    result = run("parse", "--hex", "zz")
+    result = run_in_process("parse", "--hex", "zz")
     assert result.returncode == 1
     assert "is not hexadecimal" in result.stdout
 
 
 def test_stdin_lines_and_lenient_warnings() -> None:
     req = "R01" + "Moby Dam".ljust(32) + "Z0.5075A"
-    result = run("parse", "--lenient", stdin=f"{req}\nK0\n")
+    result = run_in_process("parse", "--lenient", stdin=f"{req}\nK0\n")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("GAMEREQ ")
     assert "warning: GAMEREQ: field 'minutes'" in result.stdout
     assert result.stdout.rstrip().endswith("BACKACC code=0")
-    strict = run("parse", stdin=f"{req}\n")
+    strict = run_in_process("parse", stdin=f"{req}\n")
     assert strict.returncode == 1
 
 
 def test_version_and_usage_errors() -> None:
-    version = run("--version")
+    version = run_in_process("--version")
     assert version.returncode == 0 and version.stdout.startswith("dxserial ")
-    usage = run("parse", "--no-such-option")
+    usage = run_in_process("parse", "--no-such-option")
     assert usage.returncode == 2
     assert "Traceback" not in usage.stderr

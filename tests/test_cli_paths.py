@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_dxserial, run_in_process
 
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir, problem, read_text
@@ -63,10 +62,7 @@ def test_bad_path_is_one_line_with_advice_and_exit_2(case: str, tmp_path: Path) 
     (tmp_path / "table.toml").write_text("[serial]\nbaud = 9600\n")
     (tmp_path / "nan.toml").write_text("echo_timeout = nan\n")
     argv, words = CASES[case]
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", *(fill(a, tmp_path) for a in argv)],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-    )
+    result = run_in_process(*(fill(a, tmp_path) for a in argv))
     # A port or address that is not there (yet) is 1: the unit restarts, an adapter may appear.
     assert result.returncode == (1 if case.startswith("engine") else 2), result.stderr
     assert result.stderr.startswith("dxserial: error: "), result.stderr
@@ -80,10 +76,7 @@ def test_unreadable_config_says_to_make_it_readable(tmp_path: Path) -> None:
     conf = tmp_path / "rig.toml"
     conf.write_text('port = "/dev/null"\n')
     conf.chmod(0)
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", "bridge", "--config", str(conf)],
-        capture_output=True, text=True, timeout=60,
-    )
+    result = run_dxserial("bridge", "--config", str(conf))
     assert result.returncode == 2
     assert "permission denied; make it readable" in result.stderr
 
@@ -115,10 +108,7 @@ def test_helpers_accept_good_paths(tmp_path: Path) -> None:
 )
 def test_not_a_number_is_refused_before_anything_starts(argv: list[str], words: str) -> None:
     """nan passes every "<= 0" check and then waits forever (or fails deep inside)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", *argv],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-    )
+    result = run_in_process(*argv)
     assert result.returncode == 2
     assert result.stderr.strip() == f"dxserial: error: {words}" or words in result.stderr
     assert len(result.stderr.splitlines()) == 1

@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers import run_in_process
 from typer.testing import CliRunner
 
 from dxserial.cli import app
@@ -69,10 +70,7 @@ def test_a_command_imports_only_its_own_module() -> None:
 
 
 def test_help_lists_every_command_with_its_one_line_help() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", "--help"],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "300"},
-    )
+    result = run_in_process("--help", columns=300)
     assert result.returncode == 0, result.stderr
     for name, (_, short) in COMMANDS.items():
         assert any(
@@ -102,9 +100,7 @@ def test_command_help_shows_its_options_and_the_version_still_prints() -> None:
 
 
 def test_a_mistyped_command_is_a_usage_error_with_a_suggestion() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", "brige"], capture_output=True, text=True, timeout=60
-    )
+    result = run_in_process("brige")
     assert result.returncode == 2
     assert "Did you mean 'bridge'?" in result.stderr
 

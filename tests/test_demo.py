@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from helpers import run_in_process
+
 from dxserial.draughts import Position, parse_pdn_move
 from dxserial.game.pdn import read_pdn
 from dxserial.testing.process import LineReader
@@ -51,19 +53,13 @@ def test_demo_on_an_emulated_9600_baud_line_without_boards() -> None:
 
 
 def test_demo_rejects_bad_options_in_one_line() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", "demo", "--moves", "0"],
-        capture_output=True, text=True, timeout=60,
-    )
+    result = run_in_process("demo", "--moves", "0")
     assert result.returncode == 2
     assert result.stderr.strip() == "dxserial: error: --moves 0: must be 1..999"
 
 
 def test_demo_rejects_a_depth_it_could_not_finish() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", "demo", "--depth", "12", "--no-board"],
-        capture_output=True, text=True, timeout=60,
-    )
+    result = run_in_process("demo", "--depth", "12", "--no-board")
     assert result.returncode == 2
     assert result.stderr.strip() == (
         "dxserial: error: --depth 12: must be 1..10 (each ply multiplies the search time by 3 to 5)"

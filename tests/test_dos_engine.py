@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import run_in_process
 
 from dxserial.draughts import Position
 from dxserial.programs import dosbox_engine
@@ -141,10 +142,7 @@ def play(tmp: Path, setup: Setup, runs: list[Dosbox], peer: list[str] | None = N
 
 def assert_replays(pdn: Path) -> str:
     """``dxserial replay`` finds every move legal; returns its output."""
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", "replay", str(pdn), "--no-board"],
-        capture_output=True, text=True, timeout=60,
-    )
+    result = run_in_process("replay", pdn, "--no-board")
     assert result.returncode == 0, result.stderr
     assert "!!" not in result.stdout
     assert result.stdout.rstrip().endswith("1 game, 0 violations")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
+from helpers import run_in_process
 from typer.testing import CliRunner
 
 from dxserial.cli import app
@@ -55,12 +53,7 @@ def test_help_explains_every_option() -> None:
 
 
 def test_bad_fen_is_one_line_and_exit_1() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "dxserial", "moves", "W:W31-51:B1-20"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_in_process("moves", "W:W31-51:B1-20")
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr.splitlines() == [

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from helpers import FOL, INI, W, Z, wire_texts
 
 from dxserial.draughts import Position
 from dxserial.engine.player import (
@@ -29,7 +30,6 @@ from dxserial.protocol.messages import (
     BackAccept,
     BackCode,
     Chat,
-    Colour,
     EndReason,
     GameAccept,
     GameEnd,
@@ -42,16 +42,9 @@ from dxserial.protocol.messages import (
 )
 from dxserial.protocol.session import Phase, Role
 
-INI, FOL = Role.INITIATOR, Role.FOLLOWER
-W, Z = Colour.WHITE, Colour.BLACK
-
 
 def m(text: str) -> Message:
     return parse(text.encode("ascii"))
-
-
-def wire(messages: list[Message]) -> list[str]:
-    return [msg.wire.decode("ascii") for msg in messages]
 
 
 def game_overs(events: list[PlayerEvent]) -> list[GameOver]:
@@ -117,7 +110,7 @@ def test_move_limit_ends_games_as_draws_and_the_last_exchange_stops() -> None:
 def test_follower_accepts_and_moves_first_as_white() -> None:
     player = Player(PlayerConfig(role=FOL, name="Probe", seed=1))
     out = player.receive(m(f"R01{'Tester':<32}W005075A"))
-    assert wire(out)[0] == f"A{'Probe':<32}0"
+    assert wire_texts(out)[0] == f"A{'Probe':<32}0"
     assert isinstance(out[1], Move)
     begun = [e for e in player.events() if isinstance(e, GameBegun)]
     assert begun == [GameBegun(1, W, "Tester")]
@@ -126,7 +119,7 @@ def test_follower_accepts_and_moves_first_as_white() -> None:
 def test_follower_refuses_another_protocol_version() -> None:
     player = Player(PlayerConfig(role=FOL, name="Probe"))
     out = player.receive(m(f"R02{'Tester':<32}Z005075A"))
-    assert wire(out) == [f"A{'Probe':<32}1"]
+    assert wire_texts(out) == [f"A{'Probe':<32}1"]
     assert player.done
 
 
@@ -220,7 +213,7 @@ def test_a_restarted_follower_closes_the_peers_game_and_stays_ready() -> None:
     assert player.receive(m("E00")) == []  # the peer's answer: swallowed
     assert not player.done and game_overs(player.events()) == []
     out = player.receive(m(f"R01{'Tester':<32}Z005075A"))
-    assert wire(out) == [f"A{'Probe':<32}0"]
+    assert wire_texts(out) == [f"A{'Probe':<32}0"]
 
 
 def test_an_illegal_move_ends_the_game_and_the_next_one_is_played() -> None:
@@ -381,7 +374,7 @@ def test_cancel_stops_the_search_and_leaves_the_move_to_us() -> None:
 def test_initiator_alternates_colours_and_gives_its_moves() -> None:
     player = Player(PlayerConfig(role=INI, games=2, minutes=7, moves=40, colour=Z, name="Ini"))
     (request,) = player.start()
-    assert wire([request]) == [f"R01{'Ini':<32}Z007040A"]
+    assert wire_texts([request]) == [f"R01{'Ini':<32}Z007040A"]
     player.receive(m(f"A{'Peer':<32}0"))
     position = player.position
     assert position is not None and position.turn is Z  # we played White's first move

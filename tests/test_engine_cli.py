@@ -13,15 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import FOL, INI, run_in_process
 
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.protocol.framing import FrameReceived, NulFramer, nul_frame
 from dxserial.protocol.messages import Chat, GameAccept, Move, parse
-from dxserial.protocol.session import Role
 from dxserial.testing.peers import DxpClient, NulModemPeer
 from dxserial.testing.process import Cli
 
-INI, FOL = Role.INITIATOR, Role.FOLLOWER
 GAMEREQ_Z = f"R01{'Tester':<32}Z005075A".encode()  # the follower plays Black
 
 
@@ -226,9 +225,9 @@ def test_initiator_connects_to_tcp_and_plays_a_follower() -> None:
 
 
 def test_a_depth_beyond_the_bound_is_refused_in_one_line() -> None:
-    with Cli("engine", "listen://127.0.0.1:0", "--role", "follower", "--depth", "11") as engine:
-        assert engine.wait(20) == 2
-        err = engine.stderr().strip().splitlines()
-        assert err == [
-            "dxserial: error: --depth 11: must be 1..10 (each ply multiplies the search time by 3 to 5)"
-        ]
+    done = run_in_process("engine", "listen://127.0.0.1:0", "--role", "follower", "--depth", "11")
+    assert done.returncode == 2
+    err = done.stderr.strip().splitlines()
+    assert err == [
+        "dxserial: error: --depth 11: must be 1..10 (each ply multiplies the search time by 3 to 5)"
+    ]

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers import run_in_process
 from typer.testing import CliRunner
 
 from dxserial.cli import app
@@ -320,19 +319,13 @@ def test_pyserial_fills_in_what_the_scan_missed(
 
 
 def test_real_run_on_this_machine() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", "ports", "--json"],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    result = run_in_process("ports", "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert isinstance(data, list)
     for entry in data:
         assert set(entry) == KEYS
         assert entry["device"].startswith("/dev/")
-    text = subprocess.run(
-        [sys.executable, "-m", "dxserial", "ports"],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    text = run_in_process("ports")
     assert text.returncode == 0, text.stderr
     assert text.stdout.strip()

@@ -4,9 +4,9 @@ each pinned on the path the program really takes."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
+
+from helpers import run_in_process
 
 from dxserial.game.pdn import parse_pdn
 from dxserial.protocol.links import NulLink
@@ -91,10 +91,7 @@ def test_a_pdn_from_another_tool_keeps_its_results(tmp_path: Path) -> None:
     assert [g.result for g in parse_pdn(OTHER_TOOL)] == ["1-1", "0-2", "2-0"]
     path = tmp_path / "other.pdn"
     path.write_text(OTHER_TOOL)
-    shown = subprocess.run(
-        [sys.executable, "-m", "dxserial", "replay", str(path)], capture_output=True, text=True,
-        timeout=60,
-    )
+    shown = run_in_process("replay", path)
     assert shown.returncode == 0, shown.stderr
     results = [line for line in shown.stdout.splitlines() if line.startswith("result ")]
     assert results == ["result 1-1", "result 0-2", "result 2-0"], shown.stdout

@@ -7,7 +7,9 @@ import stat
 from datetime import datetime
 from pathlib import Path
 
+import helpers
 import pytest
+from helpers import FOL, INI, W, Z, end, move, wire
 
 from dxserial.draughts import Position, parse_pdn_move
 from dxserial.game.pdn import compact_fen, parse_pdn, read_pdn, to_pdn, write_pdn
@@ -20,49 +22,17 @@ from dxserial.protocol.messages import (
     BackCode,
     BackRequest,
     Colour,
-    EndReason,
     GameAccept,
-    GameEnd,
-    GameRequest,
     Message,
-    Move,
-    StopCode,
-    encode,
     parse,
 )
 from dxserial.protocol.session import Role
 
-INI, FOL = Role.INITIATOR, Role.FOLLOWER
-W, Z = Colour.WHITE, Colour.BLACK
 CLOCK = datetime(2024, 5, 1, 12, 30, 45)
 
 
-def wire(msg: Message) -> Message:
-    return parse(encode(msg))
-
-
-def move(frm: int, to: int, *captured: int) -> Message:
-    return wire(Move(from_square=frm, to_square=to, captured=captured))
-
-
-def end(reason: str = "0") -> Message:
-    return wire(GameEnd(reason=EndReason(reason), stop=StopCode.CONTINUE))
-
-
 def request(fen: str | None = None, follower: Colour = Z) -> Message:
-    if fen is None:
-        return wire(GameRequest(name="Ini", follower_colour=follower, minutes=5, moves=0))
-    position = Position.from_fen(fen)
-    return wire(
-        GameRequest(
-            name="Ini",
-            follower_colour=follower,
-            minutes=5,
-            moves=0,
-            to_move=position.turn,
-            position=position.pieces(),
-        )
-    )
+    return helpers.request(fen, follower=follower, name="Ini")
 
 
 ACCEPT = wire(GameAccept(name="Fol", code=AcceptCode.ACCEPT))

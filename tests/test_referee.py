@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import FOL, INI, W, Z, end, move, request, wire
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,54 +26,14 @@ from dxserial.protocol.messages import (
     Colour,
     EndReason,
     GameAccept,
-    GameEnd,
-    GameRequest,
     Message,
     Move,
-    StopCode,
     encode,
     parse,
 )
 from dxserial.protocol.session import GameStarted, MovePlayed, Phase, Role
 
-INI, FOL = Role.INITIATOR, Role.FOLLOWER
-W, Z = Colour.WHITE, Colour.BLACK
-
-
-def wire(msg: Message) -> Message:
-    """A built message as it would arrive: parsed from its bytes (so ``raw`` is set)."""
-    return parse(encode(msg))
-
-
-def request(
-    fen: str | None = None, *, follower: Colour = Z, moves: int = 0, name: str = "Initiator"
-) -> Message:
-    if fen is None:
-        return wire(GameRequest(name=name, follower_colour=follower, minutes=5, moves=moves))
-    position = Position.from_fen(fen)
-    return wire(
-        GameRequest(
-            name=name,
-            follower_colour=follower,
-            minutes=5,
-            moves=moves,
-            to_move=position.turn,
-            position=position.pieces(),
-        )
-    )
-
-
 ACCEPT = wire(GameAccept(name="Follower", code=AcceptCode.ACCEPT))
-
-
-def move(frm: int, to: int, *captured: int) -> Move:
-    msg = wire(Move(from_square=frm, to_square=to, captured=captured))
-    assert isinstance(msg, Move)
-    return msg
-
-
-def end(reason: str = "0", stop: str = "0") -> Message:
-    return wire(GameEnd(reason=EndReason(reason), stop=StopCode(stop)))
 
 
 def started(fen: str | None = None, *, follower: Colour = Z, **kw: object) -> Referee:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
+from helpers import run_in_process
 
 from dxserial.errors import MessageError
 from dxserial.game.pdn import write_pdn
@@ -19,15 +18,6 @@ from dxserial.protocol.session import Role
 
 REQ = b"R01Ini                             Z005000A"
 ACC = b"AFol                             0"
-
-
-def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dxserial", "replay", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def write_trace(path: Path, items: list[tuple[str, bytes, str]], errors: dict[int, str] | None = None) -> Path:
@@ -58,7 +48,7 @@ def scan_trace(tmp_path_factory: pytest.TempPathFactory, scan_game: list[dict[st
 
 
 def test_trace_moves_only(scan_trace: Path) -> None:
-    out = run(scan_trace, "--no-board")
+    out = run_in_process("replay", scan_trace, "--no-board")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("game 1: White Scan 2.0 (initiator) vs Black Scan 2.0 (follower)")
@@ -71,7 +61,7 @@ def test_trace_moves_only(scan_trace: Path) -> None:
 
 
 def test_trace_with_boards_and_one_game(scan_trace: Path) -> None:
-    out = run(scan_trace, "--game", "2")
+    out = run_in_process("replay", scan_trace, "--game", "2")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("game 2:")
     assert "game 1:" not in out.stdout
@@ -81,7 +71,7 @@ def test_trace_with_boards_and_one_game(scan_trace: Path) -> None:
 
 
 def test_trace_final_position_only(scan_trace: Path) -> None:
-    out = run(scan_trace, "--final", "--game", "1")
+    out = run_in_process("replay", scan_trace, "--final", "--game", "1")
     assert out.returncode == 0, out.stderr
     assert "ply " not in out.stdout
     assert out.stdout.count("+------------------------------+") == 2
@@ -102,7 +92,7 @@ def test_trace_violations_and_dropped_messages(tmp_path: Path) -> None:
             ("tcp", b"M0000192300", "forwarded"),  # out of turn (the illegal move counted)
         ],
     )
-    out = run(trace, "--no-board")
+    out = run_in_process("replay", trace, "--no-board")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "ply 1: White 32-28  [M0000322800]" in lines
@@ -125,13 +115,13 @@ def test_pdn_replay(tmp_path: Path, scan_game: list[dict[str, str]]) -> None:
         if done is not None:
             records.append(done)
     path = write_pdn(records[0], tmp_path)
-    out = run(path, "--no-board")
+    out = run_in_process("replay", path, "--no-board")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "ply 1: White 34-29" in lines and "ply 150: Black 22-6" in lines
     assert any(line.startswith("result 1-1 (draw") for line in lines)
     assert lines[-1] == "1 game, 0 violations"
-    final = run(path, "--final")
+    final = run_in_process("replay", path, "--final")
     assert "| Z     W     .     .     .    |   6-10" in final.stdout
 
 
@@ -145,7 +135,7 @@ def test_pdn_with_an_illegal_move_and_a_violation_comment(tmp_path: Path) -> Non
     record.add_comment("violation: follower (Black): illegal move 19-25: no such move", 2)
     record.add_comment("violation: initiator (White): MOVE 32-28 sent again: duplicate", 1)
     path = write_pdn(record, tmp_path)
-    out = run(path)
+    out = run_in_process("replay", path)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "!! ply 1: initiator (White): MOVE 32-28 sent again: duplicate" in lines
@@ -170,7 +160,7 @@ def test_unreadable_file_is_one_line_and_exit_2(
     path = tmp_path / "input"
     if content is not None:
         path.write_text(content)
-    out = run(path)
+    out = run_in_process("replay", path)
     assert out.returncode == code
     assert out.stdout == ""
     assert out.stderr.startswith("dxserial: error: ") and message in out.stderr
@@ -178,7 +168,7 @@ def test_unreadable_file_is_one_line_and_exit_2(
 
 
 def test_no_such_game(scan_trace: Path) -> None:
-    out = run(scan_trace, "--game", "3")
+    out = run_in_process("replay", scan_trace, "--game", "3")
     assert out.returncode == 1
     assert "has 2 games: there is no game 3" in out.stderr
 
@@ -199,7 +189,7 @@ def test_new_connection_in_a_trace(tmp_path: Path) -> None:
         ],
         errors={6: "the tcp engine (initiator) broke the dialogue"},
     )
-    out = run(trace, "--no-board")
+    out = run_in_process("replay", trace, "--no-board")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "result * (cut short: a new GAMEREQ started over (new connection?))" in lines

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_in_process
 
 from dxserial.errors import ConfigError
 from dxserial.transports.dosbox import SCHEMES as DOSBOX_SCHEMES
@@ -29,10 +28,7 @@ ENDPOINT_CHOICES = (
     ],
 )
 def test_unknown_scheme_names_it_and_lists_the_choices(argv: list[str], offer: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", *argv],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-    )
+    result = run_in_process(*argv)
     assert result.returncode == 2
     assert result.stdout == ""  # failed before any "ready" line
     (line,) = result.stderr.splitlines()
@@ -59,17 +55,10 @@ def test_endpoint_kinds_come_from_the_table() -> None:
     assert parse_engine_endpoint("rfc2217://10.0.0.2:7000").kind is EndpointKind.SERIAL
 
 
-def run_cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dxserial", *argv],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-    )
-
-
 @pytest.mark.parametrize("typo", ["tcp:/127.0.0.1:27531", "tcp:127.0.0.1:27531", "127.0.0.1:27531"])
 def test_a_url_typo_is_not_taken_for_a_device(typo: str) -> None:
     """Issue 24: these said 'cannot open ...: no such device — check ... plugged in'."""
-    result = run_cli("engine", typo, "--role", "follower")
+    result = run_in_process("engine", typo, "--role", "follower")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         f"dxserial: error: {typo}: not a device; did you mean tcp://127.0.0.1:27531?"
@@ -109,7 +98,7 @@ def test_options_taking_host_port_accept_their_own_scheme() -> None:
 def test_bridge_takes_tcp_and_http_urls_for_its_addresses(tmp_path: Path) -> None:
     """These said 'bad address ...: write an IPv6 address in brackets, [::1]:27531'."""
     missing = str(tmp_path / "ttyNope")
-    result = run_cli("bridge", missing, "--connect", "tcp://127.0.0.1:1", "--web", "http://127.0.0.1:0")
+    result = run_in_process("bridge", missing, "--connect", "tcp://127.0.0.1:1", "--web", "http://127.0.0.1:0")
     assert result.returncode == 1  # the addresses were taken; the port is what is missing
     assert "bad address" not in result.stderr and "ttyNope" in result.stderr
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 
 import pytest
+from helpers import run_in_process
 
 from dxserial.errors import ConfigError
 from dxserial.host.selftest import (
@@ -28,7 +29,6 @@ from dxserial.host.selftest import (
 )
 from dxserial.sim.vpair import VirtualPair
 from dxserial.testing.fdio import open_raw, write_all
-from dxserial.testing.process import Cli
 from dxserial.transports.dosbox import Decoder, encode
 from dxserial.transports.serial import SerialSettings
 
@@ -77,18 +77,10 @@ def pair(paths: tuple[str, str]) -> Iterator[VirtualPair]:
         yield vp
 
 
-def run_cli(*args: str, timeout: float = 30.0) -> tuple[int, list[str], str]:
-    """``python -m dxserial selftest ARGS``: exit code, stdout lines, stderr."""
-    with Cli("selftest", *args) as cli:
-        code = cli.wait(timeout)
-        cli.out.join()
-        lines = []
-        while True:
-            try:
-                lines.append(cli.out.expect("", timeout=0.5))
-            except AssertionError:
-                break
-        return code, lines, cli.stderr()
+def run_cli(*args: str) -> tuple[int, list[str], str]:
+    """``dxserial selftest ARGS`` in this process: exit code, stdout lines, stderr."""
+    done = run_in_process("selftest", *args)
+    return done.returncode, done.stdout.splitlines(), done.stderr
 
 
 # ---------------------------------------------------------------- pure: patterns, compare

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from helpers import FOL, INI, W, Z
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,6 @@ from dxserial.errors import DialogueError, DuplicateMessageError
 from dxserial.protocol.messages import (
     AcceptCode,
     BackCode,
-    Colour,
     GameEnd,
     GameRequest,
     Message,
@@ -37,8 +37,6 @@ from dxserial.protocol.session import (
 )
 
 T = TypeVar("T", bound=Message)
-INI, FOL = Role.INITIATOR, Role.FOLLOWER
-W, Z = Colour.WHITE, Colour.BLACK
 START = "z" * 20 + "e" * 10 + "w" * 20
 
 

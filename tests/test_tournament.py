@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_in_process
 
 from dxserial.draughts import Position
 from dxserial.errors import ConfigError
@@ -193,13 +192,7 @@ def test_every_key_of_the_file_is_described_and_the_example_reads() -> None:
     two = text.replace(engines, engines.replace("NAME", "a") + "\n" + engines.replace("NAME", "b"))
     spec = TournamentSpec.from_toml(two)
     assert [e.name for e in spec.engines] == ["a", "b"] and spec.engines[0].baud == 2400
-    shown = subprocess.run(
-        [sys.executable, "-m", "dxserial", "tournament", "--keys"], capture_output=True,
-        text=True, timeout=60,
-    )
+    shown = run_in_process("tournament", "--keys")
     assert shown.returncode == 0 and shown.stdout.strip() == text
-    helped = subprocess.run(
-        [sys.executable, "-m", "dxserial", "tournament", "--help"], capture_output=True,
-        text=True, timeout=60,
-    )
+    helped = run_in_process("tournament", "--help")
     assert "--keys" in helped.stdout

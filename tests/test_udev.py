@@ -17,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import run_dxserial
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -39,16 +40,6 @@ def _installable(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tests' own dxserial may live under /root or /tmp (a CI clone): in-process
     installs skip that check; tests/test_udev.py::test_install_refuses_* make it."""
     monkeypatch.setattr(udev_cmd, "unit_cannot_run", lambda exe, *, this: None)
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dxserial", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def line_of(text: str, needle: str) -> int:
@@ -181,7 +172,7 @@ def test_install_refuses_a_dxserial_the_unit_cannot_reach(tmp_path: Path) -> Non
     script = tmp_path / "dxserial"  # under /tmp: PrivateTmp=yes hides it from the unit
     script.write_text("#!/usr/bin/python3\n")
     root = tmp_path / "root"
-    result = run_cli("udev", "install", "--root", str(root), "--exec", str(script))
+    result = run_dxserial("udev", "install", "--root", str(root), "--exec", str(script))
     assert result.returncode == 2
     assert result.stderr.startswith(f"dxserial: error: not installing: {script} is under /tmp")
     assert len(result.stderr.splitlines()) == 1
@@ -404,7 +395,7 @@ def test_install_does_not_replace_a_foreign_rules_file_without_force(tmp_path: P
 
 def test_install_where_a_directory_is_a_file(tmp_path: Path) -> None:
     (tmp_path / "etc").write_text("not a directory\n")
-    result = run_cli("udev", "install", "--root", str(tmp_path), "--exec", "/usr/bin/dxserial")
+    result = run_dxserial("udev", "install", "--root", str(tmp_path), "--exec", "/usr/bin/dxserial")
     assert result.returncode == 2
     assert result.stderr.strip() == f"dxserial: error: {tmp_path / 'etc'} is not a directory"
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_in_process
 
 from dxserial.cli.app import COMMANDS
 from dxserial.testing.fdio import read_exactly, write_all
@@ -57,9 +56,6 @@ def test_vpair_v_logs_each_chunk_crossing(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", [name for name in COMMANDS if name != "udev"] + ["udev install"])
 def test_every_command_has_v_and_q(name: str) -> None:
     """New commands and options get them from the app (cli.common.add_shared_options)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "dxserial", *name.split(), "--help"],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "200"},
-    )
+    result = run_in_process(*name.split(), "--help", columns=200)
     assert re.search(r"--verbose +-v ", result.stdout), result.stdout
     assert re.search(r"--quiet +-q ", result.stdout), result.stdout

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
+
+from helpers import run_in_process
 
 from dxserial.testing.fdio import open_raw, read_exactly, write_all
 from dxserial.testing.process import Cli, wait_until
@@ -99,11 +99,11 @@ def test_bad_paths_exit_2_with_one_line(tmp_path: Path) -> None:
         (str(tmp_path / "file"), "not a link to a pseudo-terminal"),
     ]
     for path_a, words in cases:
-        with Cli("vpair", path_a, str(tmp_path / "b")) as cli:
-            assert cli.wait() == 2
-            lines = cli.stderr().splitlines()
-            assert len(lines) == 1 and lines[0].startswith("dxserial: error: ")
-            assert words in lines[0]
+        done = run_in_process("vpair", path_a, str(tmp_path / "b"))
+        assert done.returncode == 2
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("dxserial: error: ")
+        assert words in lines[0]
     assert (tmp_path / "file").read_text() == "precious"
     assert not os.path.lexists(tmp_path / "b")
 
@@ -116,13 +116,7 @@ def test_schedule_that_cannot_work_is_refused(tmp_path: Path) -> None:
 
 
 def test_help_explains_every_option() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "dxserial", "vpair", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    done = run_in_process("vpair", "--help", columns=200)
     assert done.returncode == 0
     for words in ("--baud", "--drop", "--corrupt", "--seed", "--unplug-every",
                   "--unplugged-for", "--end", "SIGUSR1", "unplug a|b", "vpair ready:"):
@@ -132,17 +126,12 @@ def test_help_explains_every_option() -> None:
 def test_help_and_readme_give_the_same_measured_timing() -> None:
     """Issue 24: the README said 0.12 ms / 0.013 ms (measured), vpair --help 1.4 / 0.5 ms."""
     import re
-    import subprocess
-    import sys
 
     figures = re.compile(
         r"about ([\d.]+) ms late.*?within ([\d.]+) ms \(median; p99 ([\d.]+) ms\)", re.DOTALL
     )
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    shown = subprocess.run(
-        [sys.executable, "-m", "dxserial", "vpair", "--help"], capture_output=True, text=True,
-        timeout=60, env={**os.environ, "COLUMNS": "200"},
-    ).stdout
+    shown = run_in_process("vpair", "--help", columns=200).stdout
     in_readme = figures.search(" ".join(readme.split()))
     in_help = figures.search(" ".join(shown.replace("│", " ").split()))
     assert in_readme and in_help, shown

@@ -1,5 +1,6 @@
 """The test harness tests/ and bench/ share: real processes, ptys and sockets, driven
-the way a user's programs would drive them.
+the way a user's programs would drive them, and the bridge in the test's own process on
+an in-process cable where no process is needed.
 
 Shipped with the package (as python-can ships its virtual bus) so that tests and bench
 import it like any other module, with no path games:
@@ -14,6 +15,8 @@ import it like any other module, with no path games:
 * :mod:`~dxserial.testing.arbiter_standins`: followers that stretch one rule (shuffle
   kings, think past their time, claim a false win), for the arbiter's tests.
 * :mod:`~dxserial.testing.rig`: ``dxserial vpair`` + ``dxserial bridge`` as processes.
+* :mod:`~dxserial.testing.inproc`: a bridge in the test's own event loop on an in-process
+  cable (:mod:`dxserial.sim.memory`), an engine on the cable's other end.
 * :mod:`~dxserial.testing.lines`: a simulated serial line that drops, corrupts and stalls.
 * :mod:`~dxserial.testing.fuzz`: the fuzz targets (needs hypothesis, a test extra).
 * :mod:`~dxserial.testing.ser2net`, :mod:`~dxserial.testing.browser`: third-party

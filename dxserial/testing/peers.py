@@ -21,6 +21,7 @@ from dxserial.protocol.framing import FrameDropped, FrameReceived, NulFramer, nu
 from dxserial.protocol.nulmodem import (
     DEFAULT_MAX_QUEUE,
     LinkDown,
+    LinkEvent,
     LinkProblem,
     MessageDelivered,
     MessageReceived,
@@ -68,6 +69,18 @@ class SerialPeer:
                 f"the serial peer received nothing within {timeout:g} s "
                 f"(problems: {self.problems[-5:]})"
             ) from None
+
+    def note(self, events: list[LinkEvent]) -> None:
+        """Keep what a layer-1 link reported: messages in, messages out, trouble."""
+        for event in events:
+            if isinstance(event, MessageReceived):
+                self.record(event.raw)
+            elif isinstance(event, MessageDelivered):
+                self.delivered.append(event.raw)
+            elif isinstance(event, LinkDown):
+                self.down.append(str(event.error))
+            elif isinstance(event, LinkProblem):
+                self.problems.append(str(event.error))
 
     def wait_delivered(self, count: int, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
@@ -182,15 +195,7 @@ class NulModemPeer(SerialPeer):
             write_all(self.fd, out)
         except OSError:
             return False
-        for event in events:
-            if isinstance(event, MessageReceived):
-                self.record(event.raw)
-            elif isinstance(event, MessageDelivered):
-                self.delivered.append(event.raw)
-            elif isinstance(event, LinkDown):
-                self.down.append(str(event.error))
-            elif isinstance(event, LinkProblem):
-                self.problems.append(str(event.error))
+        self.note(events)
         return True
 
     def _run(self) -> None:

@@ -36,17 +36,29 @@ def wait_for(done: Callable[[], bool], progress: Callable[[], object], *, stall:
     """Wait until ``done()``; give up when ``progress()`` has not changed for ``stall``
     seconds or after ``limit`` seconds.  Returns ``done()``: a long run that stops making
     progress is a figure to report, not a reason to wait for ever."""
-    start = last_change = time.monotonic()
-    last = progress()
+    watch = Progress(progress, stall, limit, time.monotonic())
     while not done():
-        now = time.monotonic()
-        current = progress()
-        if current != last:
-            last, last_change = current, now
-        if now - last_change > stall or now - start > limit:
+        if watch.gave_up(time.monotonic()):
             return done()
         time.sleep(0.01)
     return True
+
+
+class Progress:
+    """Whether a wait should give up: ``progress()`` still for ``stall`` s, or ``limit``
+    s gone since ``start`` (clock values passed in, so a coroutine's wait can use it)."""
+
+    def __init__(self, progress: Callable[[], object], stall: float, limit: float,
+                 start: float) -> None:
+        self._progress, self._stall, self._limit = progress, stall, limit
+        self._start = self._changed = start
+        self._last = progress()
+
+    def gave_up(self, now: float) -> bool:
+        current = self._progress()
+        if current != self._last:
+            self._last, self._changed = current, now
+        return now - self._changed > self._stall or now - self._start > self._limit
 
 
 class LineReader:

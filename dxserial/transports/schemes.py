@@ -16,7 +16,7 @@ from typing import Literal, NamedTuple
 
 from dxserial.errors import ConfigError
 
-Kind = Literal["tcp", "listen", "socket", "dosbox", "rfc2217", "hwgrep"]
+Kind = Literal["tcp", "listen", "socket", "dosbox", "rfc2217", "hwgrep", "memory"]
 
 
 class Scheme(NamedTuple):
@@ -28,6 +28,8 @@ class Scheme(NamedTuple):
     about: str
     #: ``module:function`` that opens a port of this scheme (serial schemes only).
     opener: str = ""
+    #: Offered to users in help and error messages (``False``: for tests only).
+    listed: bool = True
 
 
 _SERIAL = "dxserial.transports.serial"
@@ -63,6 +65,14 @@ SCHEMES: tuple[Scheme, ...] = (
         "the first serial port whose description matches REGEX",
         f"{_SERIAL}:open_hwgrep",
     ),
+    Scheme(
+        "memory",
+        "memory",
+        True,
+        "an in-process cable a test made (dxserial.sim.memory): no pty, no process",
+        "dxserial.sim.memory:open_memory",
+        listed=False,
+    ),
 )
 #: The opener of a device path (no scheme).
 DEVICE_OPENER = f"{_SERIAL}:open_device"
@@ -83,7 +93,7 @@ def split_scheme(text: str) -> tuple[str, str]:
 
 def choices(*, endpoints: bool) -> str:
     """The schemes to offer, as a user reads them: "tcp://, ..., hwgrep:// or a device path"."""
-    names = [f"{s.name}://" for s in SCHEMES if endpoints or s.serial]
+    names = [f"{s.name}://" for s in SCHEMES if s.listed and (endpoints or s.serial)]
     return f"{', '.join(names)} or a device path"
 
 
