@@ -87,3 +87,12 @@ def test_late_echoes_do_not_go_round() -> None:
     assert received(log, "A") == [b"B0"] and received(log, "B") == [b"A0"]
 
 
+
+
+def test_a_strictly_valid_name_padded_with_zeros_is_read_leniently_as_a_dialect() -> None:
+    # Found by the parser target: 28 bytes and '0000' are a 32-byte name strictly, and a
+    # name padded with '0' leniently; both readings are kept, the lenient one names it.
+    TARGETS["parser"].body(b"A" + b"\x01" * 28 + b"00000")
+    lenient = parse(b"A" + b"Kingsrow" + b"0" * 24 + b"0", strict=False)
+    assert lenient.name == "Kingsrow" and any("padded with '0'" in w for w in lenient.warnings)
+    assert parse(b"A" + b"Kingsrow" + b"0" * 24 + b"0").name == "Kingsrow" + "0" * 24

@@ -128,6 +128,10 @@ def fuzz_parser(data: bytes) -> None:
     strict = check_parse(data, strict=True)
     lenient = check_parse(data, strict=False)
     if strict is not None:
-        assert lenient == strict and strict.warnings == ()
+        assert strict.warnings == ()
+        if lenient != strict:  # only a dialect's reading may differ, and it says so
+            # (a name padded with '0' is a valid name strictly, and no name leniently)
+            assert lenient is not None
+            assert any(w.endswith(NORMALISED) for w in lenient.warnings), (lenient, strict)
     elif lenient is not None:
         assert lenient.warnings, "accepted leniently without a warning, yet refused strictly"
