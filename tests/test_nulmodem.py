@@ -788,6 +788,25 @@ def test_known_limit_a_late_echo_of_start_confirms_a_garbled_start() -> None:
     assert dedupe(sim.received("B")) == msgs  # fails: [..., b'0000000', b't00']
 
 
+@pytest.mark.xfail(strict=True, reason="found by hypothesis, not yet explained: see the note")
+def test_known_limit_a_noisy_line_shows_the_second_message_before_the_first() -> None:
+    """Found by hypothesis (a random example, after this test's derandomized ones had
+    passed for months): with drops, corruption and delays of 3-5 %, A counts '0' then
+    '00' delivered, in order, but B's receiver saw '00', '0', '00'.  The same on the code
+    before session 6; the path that makes B take a frame of '00' first is not traced yet."""
+    msgs = [b"0", b"00"]
+    seed = 784739663
+    a = NulModemLink(rng=random.Random(seed), max_attempts=10**6)
+    b = NulModemLink(rng=random.Random(seed + 1), max_attempts=10**6)
+    line = [faulty_line(s, 0.03125, 0.03125, 0.046875) for s in (seed + 2, seed + 3)]
+    sim = Sim(a, b, *line)
+    for m in msgs:
+        sim.send("A", m)
+    sim.run(sim.quiet, max_time=50_000)
+    assert sim.delivered("A") == msgs
+    assert dedupe(sim.received("B")) == msgs  # fails: [b'00', b'0', b'00']
+
+
 def test_echoing_without_a_pause_is_bounded() -> None:
     # A start byte and a character, again and again (two ends passing them around): after
     # 4 timeouts without a pause the link stops echoing for one timeout, breaking the ring.
