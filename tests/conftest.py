@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +17,13 @@ from hypothesis import settings
 
 from dxserial.testing.inproc import BridgeThread
 from dxserial.testing.rig import Rig, RigFactory, rig_factory_for
+
+# Hundreds of tests start `python -m dxserial`: with PYTHONDONTWRITEBYTECODE set (some
+# machines set it for everyone) each of them compiled every module it imports again, and
+# each pytest worker its test modules (about a tenth of a second a process).  Compiled
+# once here, in __pycache__ as usual (git ignores it), they are read from then on.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 # CI runs the same examples every time (a red CI must be reproducible); at a desk,
 # hypothesis explores new ones on every run.
