@@ -21,7 +21,7 @@ from dxserial.game.news import GameClosed, TableShown, Watcher
 from dxserial.game.referee import GameResult
 from dxserial.programs.conductor import GameConductor
 from dxserial.programs.conductor_rules import FailurePolicy, GameStart, MatchConfig
-from dxserial.programs.match_links import EngineDesk, EngineSide, Interrupted, Playing
+from dxserial.programs.match_links import EngineDesk, Interrupted, MatchEngine, Playing
 from dxserial.programs.match_pdn import Player, save_game
 from dxserial.programs.standings import (
     GameSummary,
@@ -44,8 +44,8 @@ class Match:
 
     def __init__(
         self,
-        a: EngineEndpoint | EngineSide,
-        b: EngineEndpoint | EngineSide,
+        a: EngineEndpoint | MatchEngine,
+        b: EngineEndpoint | MatchEngine,
         config: MatchConfig,
         *,
         progress: Progress | None = None,
@@ -54,8 +54,8 @@ class Match:
     ) -> None:
         self.cfg = config
         self.sides = (
-            a if isinstance(a, EngineSide) else EngineSide("A", endpoint=a),
-            b if isinstance(b, EngineSide) else EngineSide("B", endpoint=b),
+            a if isinstance(a, MatchEngine) else MatchEngine("A", endpoint=a),
+            b if isinstance(b, MatchEngine) else MatchEngine("B", endpoint=b),
         )
         self.watch = watch
         self.progress: Progress = progress or QuietProgress()
@@ -136,8 +136,8 @@ class Match:
     async def game(
         self,
         number: int,
-        white: EngineSide,
-        black: EngineSide,
+        white: MatchEngine,
+        black: MatchEngine,
         *,
         last: bool | set[str] = False,
         start: GameStart | None = None,

@@ -1,6 +1,6 @@
 """The engines' connections in a match or tournament, on the one driver.
 
-An :class:`EngineSide` is one engine (its :class:`~dxserial.programs.conductor_engine.Engine`
+An :class:`MatchEngine` is one engine (its :class:`~dxserial.programs.conductor_engine.Engine`
 state) and, while connected, its port.  An :class:`EngineDesk` holds one
 :class:`~dxserial.drive.driver.Driver` with a side (a layer-1 link) per engine connection,
 opens and closes them, and runs each game's
@@ -25,7 +25,7 @@ from dxserial.protocol.nulmodem import LinkProblem
 from dxserial.transports.base import Port
 from dxserial.transports.endpoints import EngineEndpoint
 
-__all__ = ["EngineDesk", "EngineSide", "Interrupted", "Playing"]
+__all__ = ["EngineDesk", "Interrupted", "MatchEngine", "Playing"]
 
 log = logging.getLogger("dxserial.programs.match")
 
@@ -35,11 +35,12 @@ class Interrupted(Exception):
 
 
 @dataclass(eq=False)
-class EngineSide(Engine):
+class MatchEngine(Engine):
     """One follower engine: its endpoint, and while connected, its port.
 
-    A side outlives a :class:`~dxserial.programs.match.Match` when a tournament hands it
-    from one pairing to the next.  ``slot`` is its side's name on the desk's driver.
+    It outlives a :class:`~dxserial.programs.match.Match` when a tournament hands it from
+    one pairing to the next.  ``slot`` is its side's name on the desk's driver (a match's
+    two are engines "A" and "B"; the word "side" is the driver's and the bridge's).
     """
 
     endpoint: EngineEndpoint = field(kw_only=True)
@@ -57,8 +58,8 @@ class Playing:
     def __init__(
         self,
         game: GameConductor,
-        a: EngineSide,
-        b: EngineSide,
+        a: MatchEngine,
+        b: MatchEngine,
         handle: Callable[[Action], None],
         after: Callable[[], None],
     ) -> None:
@@ -88,7 +89,7 @@ class _Switch(BaseMachine[str]):
     """The driver's machine: each slot's input to the game that has it, else idle rules."""
 
     def __init__(self) -> None:
-        self.sides: dict[str, EngineSide] = {}  # slot -> side
+        self.sides: dict[str, MatchEngine] = {}  # slot -> side
         self.seats: dict[str, tuple[Playing, str]] = {}  # slot -> (game, "A"/"B")
         self.playing: list[Playing] = []
 
@@ -159,7 +160,7 @@ class EngineDesk:
         self.driver: Driver[str] = Driver(self.switch, log=log)
         self._closing: set[asyncio.Task[None]] = set()
 
-    def _slot(self, side: EngineSide) -> str:
+    def _slot(self, side: MatchEngine) -> str:
         if not side.slot:
             taken = set(self.switch.sides)
             slot, n = side.label, 1
@@ -170,7 +171,7 @@ class EngineDesk:
         self.switch.sides[side.slot] = side
         return side.slot
 
-    async def connect(self, side: EngineSide, timeout: float, stopping: asyncio.Event) -> None:
+    async def connect(self, side: MatchEngine, timeout: float, stopping: asyncio.Event) -> None:
         """Open the engine's endpoint (a stop request cuts a long wait short)."""
         opening = asyncio.ensure_future(side.endpoint.open(timeout))
         stop = asyncio.ensure_future(stopping.wait())
@@ -191,13 +192,13 @@ class EngineDesk:
         side.reader = asyncio.create_task(self._read(side, slot, port))
         log.info("engine %s connected: %s", side.label, side.endpoint.describe())
 
-    async def _read(self, side: EngineSide, slot: str, port: Port) -> None:
+    async def _read(self, side: MatchEngine, slot: str, port: Port) -> None:
         why = await self.driver.read(slot, port)
         if side.port is port:
             text = str(why) if why else "the engine closed the connection"
             self.driver.act(lambda now: self.switch.left(slot, now, text))
 
-    async def close(self, side: EngineSide, timeout: float = 5.0) -> None:
+    async def close(self, side: MatchEngine, timeout: float = 5.0) -> None:
         """Close the engine's connection after the last messages reached it (a final
         GAMEEND; at most ``timeout`` seconds); its endpoint stays ready for the next one."""
         port, reader = side.port, side.reader
@@ -215,7 +216,7 @@ class EngineDesk:
             await pump.close()
             await side.endpoint.release(port)
 
-    def hang_up(self, side: EngineSide) -> None:
+    def hang_up(self, side: MatchEngine) -> None:
         """:meth:`close` in the background (a game's hang-up)."""
         task = asyncio.ensure_future(self.close(side))
         self._closing.add(task)
@@ -224,8 +225,8 @@ class EngineDesk:
     def seat(
         self,
         game: GameConductor,
-        a: EngineSide,
-        b: EngineSide,
+        a: MatchEngine,
+        b: MatchEngine,
         handle: Callable[[Action], None],
         after: Callable[[], None],
     ) -> Playing:
@@ -244,7 +245,7 @@ class EngineDesk:
         await asyncio.gather(*self._closing, return_exceptions=True)
 
     def _hangups(
-        self, a: EngineSide, b: EngineSide, handle: Callable[[Action], None]
+        self, a: MatchEngine, b: MatchEngine, handle: Callable[[Action], None]
     ) -> Callable[[Action], None]:
         sides = {"A": a, "B": b}
 

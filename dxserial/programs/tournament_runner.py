@@ -18,7 +18,7 @@ from dxserial.game.news import Watcher
 from dxserial.programs.conductor_rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.programs.engine_host import CommandEndpoint, instance
 from dxserial.programs.match import Match
-from dxserial.programs.match_links import EngineDesk, EngineSide
+from dxserial.programs.match_links import EngineDesk, MatchEngine
 from dxserial.programs.sprt import SprtState
 from dxserial.programs.standings import GameSummary, Progress
 from dxserial.programs.tournament import (
@@ -81,11 +81,11 @@ class Tournament:
         self.event_path = spec.pdn / EVENT_FILE
         self.state = State(self.schedule.fingerprint)
         self.watchers: list[Watcher] = []
-        self.sides: dict[str, EngineSide] = {}
+        self.sides: dict[str, MatchEngine] = {}
         #: Every engine's connection, on one driver, for all the games.
         self.desk = EngineDesk()
         #: Engines the director runs: every process slot of each (one per concurrent game).
-        self.pools: dict[str, list[EngineSide]] = {}
+        self.pools: dict[str, list[MatchEngine]] = {}
         for entry in spec.engines:
             these = options
             if entry.link is not None:
@@ -105,7 +105,7 @@ class Tournament:
                 )
             else:
                 endpoint = EngineEndpoint(parse_engine_endpoint(entry.endpoint), these)
-            self.sides[entry.name] = EngineSide(entry.name, endpoint=endpoint)
+            self.sides[entry.name] = MatchEngine(entry.name, endpoint=endpoint)
             if entry.command is not None:
                 self.pools[entry.name] = [self.sides[entry.name]]
         #: Engines that may play several games at once: each game its own process (not
@@ -130,7 +130,7 @@ class Tournament:
         )
         self.scores = Scores(spec.names)
         self._running: dict[int, tuple[Pairing, Match]] = {}
-        self._seats: dict[int, tuple[EngineSide, EngineSide]] = {}
+        self._seats: dict[int, tuple[MatchEngine, MatchEngine]] = {}
         self._prepared: set[int] = set()
         self._reached: set[str] = set()  # engines that were connected once in this run
         self._status: dict[int, str] = {}
@@ -300,7 +300,7 @@ class Tournament:
                 self._finish(game, match, task.result())
                 del self._seats[game.number]
 
-    def _seat(self, name: str) -> EngineSide:
+    def _seat(self, name: str) -> MatchEngine:
         """The engine's side for a new game: a free process slot (or a new one) of an
         engine the director runs in parallel, else its only side."""
         if name not in self.parallel:
@@ -312,7 +312,7 @@ class Tournament:
                 return side
         first = pool[0].endpoint
         assert isinstance(first, CommandEndpoint)
-        side = EngineSide(name, endpoint=instance(first, len(pool) + 1))
+        side = MatchEngine(name, endpoint=instance(first, len(pool) + 1))
         pool.append(side)
         return side
 
@@ -415,7 +415,7 @@ class Tournament:
             self._reached.add(name)
         return True
 
-    def _unreachable(self, white: EngineSide, black: EngineSide) -> bool:
+    def _unreachable(self, white: MatchEngine, black: MatchEngine) -> bool:
         """An engine that could not be reached before its first game stops the event (the
         game is not recorded: --resume plays it), unless on_unreachable = "forfeit"."""
         for side in (white, black):
