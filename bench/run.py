@@ -114,7 +114,8 @@ def bridge_configs(harness: Path) -> list[tuple[str, list[str]]]:
         ("plumbing floor (uvloop)",
          ["--bridge", "cmd", "--bridge-cmd", f"{sys.executable} {plumbing} {{serial}} {{port}}"])
     )
-    bridge = "bridge {serial} --link nul --listen 127.0.0.1:{port} -q"
+    # A scripted peer on the serial side: no engine state to check before a GAMEREQ.
+    bridge = "bridge {serial} --link nul --listen 127.0.0.1:{port} -q --no-serial-check"
     runs = [
         ("dxserial bridge --link nul", dx, ""),
         ("dxserial bridge --link nul (asyncio loop)", f"env DXSERIAL_LOOP=asyncio {dx}", ""),
