@@ -3,11 +3,13 @@ they arrive off the wire, and ``python -m dxserial`` run to its end."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +147,13 @@ def run_in_process(
             lg.handlers[:], lg.level, lg.propagate = handlers, level, propagate
         common._given.clear()
     return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait for ``condition``, looking at each turn of the loop, for at most ``timeout`` s
+    (``TimeoutError`` then): a condition to wait for, never a time to sleep."""
+    async def look() -> None:
+        while not condition():
+            await asyncio.sleep(0.001)
+
+    await asyncio.wait_for(look(), timeout)

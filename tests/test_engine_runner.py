@@ -4,7 +4,8 @@ and a stop that comes before the peer (or during its search) is obeyed at once."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+
+from helpers import until
 
 from dxserial.engine.player import MAX_DEPTH, Player, PlayerConfig
 from dxserial.engine.runner import EngineRunner, RunResult
@@ -15,15 +16,6 @@ from dxserial.transports.endpoints import EngineEndpoint, parse_engine_endpoint
 
 def endpoint(text: str) -> EngineEndpoint:
     return EngineEndpoint(parse_engine_endpoint(text))
-
-
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait for ``condition``, looking at each turn of the loop, for at most ``timeout`` s."""
-    async def look() -> None:
-        while not condition():
-            await asyncio.sleep(0.001)
-
-    await asyncio.wait_for(look(), timeout)
 
 
 def test_two_runners_play_their_games_over_tcp_and_both_exit_0() -> None:

@@ -347,35 +347,24 @@ def test_match_plays_a_hub_follower_that_connects_to_the_director(tmp_path: Path
     assert len(results) == 2, (lines, match_err)
 
 
+def hub_initiator(
+    end: str, hub: str, *extra: str, timeout: float, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``dxserial engine END --role initiator --hub HUB``: one game against the serial
+    engine at ``end``, no clock; its exit status and output."""
+    return subprocess.run(
+        [sys.executable, "-m", "dxserial", "engine", end, "--role", "initiator", "--games",
+         "1", "--time", "0", "--echo-timeout", "0.5", *extra, "--hub", hub],
+        capture_output=True, text=True, timeout=timeout, cwd=cwd,
+    )
+
+
 def test_a_hub_engine_that_dies_mid_game_ends_it_with_gameend_and_exit_1(
     tmp_path: Path, fake: str
 ) -> None:
     vpair, serial, end = start_serial_engine(tmp_path, 6, "--depth", "2")
     with vpair, serial:
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "dxserial",
-                "engine",
-                end,
-                "--role",
-                "initiator",
-                "--games",
-                "1",
-                "--time",
-                "0",
-                "--echo-timeout",
-                "0.5",
-                "--colour",
-                "Z",
-                "--hub",
-                f"{fake} die",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        result = hub_initiator(end, f"{fake} die", "--colour", "Z", timeout=60)
         assert result.returncode == 1
         errors = [line for line in result.stderr.splitlines() if "dxserial: error:" in line]
         assert errors == [
@@ -394,30 +383,8 @@ SCAN = os.environ.get("DXSERIAL_SCAN", "")
 def test_scan_in_hub_mode_plays_a_serial_engine(tmp_path: Path) -> None:
     vpair, serial, end = start_serial_engine(tmp_path, 8, "--depth", "2")
     with vpair, serial:
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "dxserial",
-                "engine",
-                end,
-                "--role",
-                "initiator",
-                "--games",
-                "1",
-                "--time",
-                "0",
-                "--moves",
-                "30",
-                "--echo-timeout",
-                "0.5",
-                "--hub",
-                f"{SCAN} hub",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=Path(SCAN).parent,
+        result = hub_initiator(
+            end, f"{SCAN} hub", "--moves", "30", timeout=120, cwd=Path(SCAN).parent
         )
         assert result.returncode == 0, result.stdout + result.stderr
         assert re.search(r"game 1: (2-0|1-1|0-2) ", result.stdout), result.stdout

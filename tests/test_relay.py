@@ -87,6 +87,15 @@ class Rig:
         self.apply(self.relay.receive(side, raw, self.now))
         self.apply(self.relay.settle())  # as the bridge does, after the write
 
+    def begin(self, *, moves: bool = False) -> None:
+        """The TCP engine offers a game (REQ_Z), the serial engine accepts; with ``moves``
+        each plays its first move (M1, M2): a game under way."""
+        self.send(TCP, REQ_Z)
+        self.send(SERIAL, ACC)
+        if moves:
+            self.send(TCP, M1)
+            self.send(SERIAL, M2)
+
     def join(self, side: Side = TCP) -> None:
         self.got[side] = []  # a new engine: it has received nothing yet
         self.apply(self.relay.joined(side, self.now, "127.0.0.1:40000"))
@@ -327,10 +336,7 @@ def test_a_new_peer_that_speaks_within_the_grace_period_ends_the_old_game_at_onc
 def test_a_closeout_that_gets_no_answer_gives_up_and_lets_the_next_game_start() -> None:
     rig = Rig()
     rig.join(TCP)
-    rig.send(TCP, REQ_Z)
-    rig.send(SERIAL, ACC)
-    rig.send(TCP, M1)
-    rig.send(SERIAL, M2)
+    rig.begin(moves=True)
     rig.leave(TCP)
     rig.tick(3.0)
     assert rig.got[SERIAL][-1] == E00
@@ -449,8 +455,7 @@ def test_a_message_the_line_cannot_carry_is_refused_before_anyone_counts_it() ->
 
     rig = Rig(check=check)
     rig.join(TCP)
-    rig.send(TCP, REQ_Z)
-    rig.send(SERIAL, ACC)
+    rig.begin()
     rig.send(TCP, b"Cgood luck\nhave fun")
     assert rig.got[SERIAL] == [REQ_Z]
     dropped = rig.messages("dropped")[-1]

@@ -133,15 +133,11 @@ def test_only_a_nulmodem_line_repeats_a_message_anything_else_is_forwarded(refer
 def test_a_broken_rule_is_reported_once_and_the_next_game_is_clean() -> None:
     rig = Rig()
     rig.join(TCP)
-    rig.send(TCP, REQ_Z)
-    rig.send(SERIAL, ACC)
+    rig.begin()
     rig.send(TCP, M1)
     rig.send(TCP, b"E00")  # out of turn: Black is to move; the serial engine will answer it
     rig.send(SERIAL, b"E00")
-    rig.send(TCP, REQ_Z)
-    rig.send(SERIAL, ACC)
-    rig.send(TCP, M1)
-    rig.send(SERIAL, M2)
+    rig.begin(moves=True)
     assert len(rig.warnings()) == 1
     assert [r.game_number for r in rig.records] == [1]
     assert rig.relay.judge.phase.game_running and rig.relay.judge.dialogue.plies == 2
@@ -151,10 +147,7 @@ def test_a_broken_rule_is_reported_once_and_the_next_game_is_clean() -> None:
 def test_a_gamereq_delivered_mid_game_starts_a_new_game_with_its_own_record() -> None:
     rig = Rig()
     rig.join(TCP)
-    rig.send(TCP, REQ_Z)
-    rig.send(SERIAL, ACC)
-    rig.send(TCP, M1)
-    rig.send(SERIAL, M2)
+    rig.begin(moves=True)
     rig.send(TCP, REQ_Z)  # forwarded under warn: the serial engine takes it as a new game
     assert [(r.game_number, r.result) for r in rig.records] == [(1, "*")]
     rig.send(SERIAL, ACC)
@@ -187,10 +180,7 @@ def test_without_a_gameend_timeout_the_bridge_never_answers() -> None:
 def test_an_initiator_that_does_not_wait_for_the_answer_to_its_gameend_never_gets_it() -> None:
     rig = Rig()
     rig.join(TCP)
-    rig.send(TCP, REQ_Z)
-    rig.send(SERIAL, ACC)
-    rig.send(TCP, M1)
-    rig.send(SERIAL, M2)
+    rig.begin(moves=True)
     rig.send(TCP, b"E00")  # GWD past its move limit: GAMEEND, then at once the next GAMEREQ
     rig.send(TCP, REQ_Z)
     rig.send(SERIAL, b"E00")  # the serial engine's answer crossed it: GWD would read it for

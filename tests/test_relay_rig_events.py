@@ -17,10 +17,7 @@ from dxserial.game.replay import load_games
 def test_a_tcp_engine_s_stop_code_ends_its_session_not_the_serial_engine_s() -> None:
     rig = Rig()
     rig.join(TCP)
-    rig.send(TCP, REQ_Z)
-    rig.send(SERIAL, ACC)
-    rig.send(TCP, M1)
-    rig.send(SERIAL, M2)
+    rig.begin(moves=True)
     rig.send(TCP, b"E21")  # dxserial engine --games 1: the last game says stop
     assert rig.got[SERIAL][-1] == b"E20"  # towards the serial engine: stop code 0
     rig.send(SERIAL, b"E00")
@@ -85,8 +82,7 @@ def test_a_serial_engine_of_unknown_state_has_any_game_ended_before_a_gamereq() 
 def test_a_gameend_answered_for_a_departed_engine_is_not_answered_again_later() -> None:
     rig = Rig()
     rig.join(TCP)
-    rig.send(TCP, REQ_Z)
-    rig.send(SERIAL, ACC)
+    rig.begin()
     rig.send(TCP, M1)
     rig.send(SERIAL, b"E10")  # the TCP engine leaves instead of answering (GWD's default)
     rig.leave(TCP)

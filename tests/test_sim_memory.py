@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from helpers import until
 
 from dxserial.errors import ConfigError, PortError
 from dxserial.sim.memory import Cable, cable, delayed, faulty, split
@@ -32,10 +33,7 @@ async def test_split_and_delayed_pieces_arrive_in_order() -> None:
     b.start_push(got.append, lambda why: None)
     a.try_write(b"abcde")
     a.try_write(b"fg")
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 2
-    while b"".join(got) != b"abcdefg" and loop.time() < deadline:
-        await asyncio.sleep(0.005)
+    await until(lambda: b"".join(got) == b"abcdefg", 2)
     assert got == [b"ab", b"cd", b"e", b"fg"]
 
 
@@ -60,12 +58,12 @@ async def test_a_full_end_holds_its_writer_back_until_read() -> None:
     assert a.try_write(b"0123456789")
     assert not a.try_write(b"x")  # b holds 10 unread bytes
     writer = asyncio.create_task(a.write(b"more"))
-    await asyncio.sleep(0.02)
+    for _ in range(10):  # turns of the loop: nothing may move while b is paused
+        await asyncio.sleep(0)
     assert not writer.done() and got == []
     b.resume_reading()
     await asyncio.wait_for(writer, 2)
-    await asyncio.sleep(0.01)
-    assert b"".join(got) == b"0123456789more"
+    await until(lambda: b"".join(got) == b"0123456789more", 2)
 
 
 async def test_unplugged_end_fails_and_opens_again_only_once_replugged() -> None:

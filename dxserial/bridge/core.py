@@ -115,7 +115,6 @@ class Bridge:
         # What is read on one side waits to go out on the other: that one's queue is the gate.
         self.driver.add_side(SERIAL, links[SERIAL], gate=TCP)
         self.driver.add_side(TCP, links[TCP], gate=SERIAL)
-        self._stopping = asyncio.Event()
         self._peer: TcpPort | None = None
         self._peer_since = 0.0
         self._refused_hosts: set[str] = set()
@@ -173,7 +172,7 @@ class Bridge:
             else:
                 self._log(logging.INFO, ready)
             self._say_what_is_exposed()
-            await self._stopping.wait()
+            await driver.wait()
             await driver.drain(self.cfg.shutdown_grace)
         finally:
             if self._server is not None:
@@ -216,7 +215,8 @@ class Bridge:
             )
 
     def stop(self) -> None:
-        self._stopping.set()
+        """Stop (a signal handler may call this): the driver's wait ends, then the drain."""
+        self.driver.stop()
 
     # ------------------------------------------------------------------ serial side
 
@@ -357,7 +357,7 @@ class Bridge:
             text = (f"{nbytes} byte(s) written to {link.peer} were never acknowledged by its "
                     f"machine ({why})")
             driver.act(lambda now: self.relay.unacknowledged(TCP, nbytes, text, now))
-        if self._stopping.is_set():  # the bridge hung up: shutdown() reports the rest
+        if self.driver.stopping:  # the bridge hung up: shutdown() reports the rest
             self._log(logging.INFO, f"closed the connection of TCP peer {link.peer}: stopping")
             return
         self._log(
