@@ -102,8 +102,8 @@ def test_no_port_anywhere_is_a_one_line_error() -> None:
 
 
 def test_shipped_example_config_is_accepted(tmp_path: Path, pair: tuple[str, str]) -> None:
-    from dxserial.host.udev_files import Kind
-    from dxserial.host.udev_install import render  # the example the udev installer writes
+    from dxserial.host.udev.files import Kind
+    from dxserial.host.udev.install import render  # the example the udev installer writes
 
     text = render(Kind.config, name="rig1")
     text = re.sub(r'(?m)^port = .*$', f'port = "{pair[0]}"', text)

@@ -29,7 +29,7 @@ HEAVY = (
     "dxserial.transports",
     "dxserial.sim",
     "dxserial.host.udev",
-    "dxserial.programs.match",
+    "dxserial.match.runner",
 )
 
 

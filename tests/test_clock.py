@@ -75,8 +75,8 @@ def test_bad_settings_are_one_clear_line(values: dict[str, object], message: str
 
 
 def test_the_match_starts_a_clock_where_the_link_delivered_the_move() -> None:
-    from dxserial.programs.conductor_engine import Engine
-    from dxserial.programs.conductor_rules import clock_from_delivery
+    from dxserial.match.engine import Engine
+    from dxserial.match.rules import clock_from_delivery
 
     side = Engine("B")
     clock = GameClock(TimeControl(10.0))

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dxserial.drive.actions import Action, Done, Hangup, News, Say, Send
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.game.news import GameOpened, MoveMade
-from dxserial.programs.conductor import GameConductor
-from dxserial.programs.conductor_engine import Engine
-from dxserial.programs.conductor_rules import MatchConfig
+from dxserial.match.conductor import GameConductor
+from dxserial.match.engine import Engine
+from dxserial.match.rules import MatchConfig
 from dxserial.protocol.messages import (
     Chat,
     Colour,

@@ -14,7 +14,7 @@ from dxserial.bridge.relay import Relay, RelaySettings
 from dxserial.drive.actions import Log, News, Send, Trace, WriteRecord
 from dxserial.engine.player import Note, Player, PlayerConfig
 from dxserial.game.record import GameRecord
-from dxserial.programs.live import LiveView
+from dxserial.live.view import LiveView
 from dxserial.protocol.messages import Colour, GameEnd, Message, parse
 from dxserial.protocol.session import Role
 from dxserial.testing.dialects import DIALECTS, DialectPlayer

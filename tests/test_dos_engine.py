@@ -22,7 +22,7 @@ import pytest
 from helpers import run_in_process
 
 from dxserial.draughts import Position
-from dxserial.programs import dosbox_engine
+from dxserial.hosting import dos_engine as dosbox_engine
 from dxserial.protocol.messages import Colour, Move, parse
 from dxserial.testing.process import Cli, free_port, listening, wait_until
 

@@ -1,9 +1,9 @@
-"""The Hub adapter's rules (programs/hub_adapter.py), sans-I/O with a fake clock."""
+"""The Hub adapter's rules (hub/adapter.py), sans-I/O with a fake clock."""
 
 from __future__ import annotations
 
 from dxserial.draughts import Position
-from dxserial.programs.hub_adapter import (
+from dxserial.hub.adapter import (
     AdapterConfig,
     HubAdapter,
     Log,

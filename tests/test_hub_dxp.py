@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from dxserial.draughts import LegalMove, Position
-from dxserial.engine.hub_client import Done, Failed, HubClient, Info, Ready
-from dxserial.engine.hub_process import HubMover, hub_name, reversible_tail
 from dxserial.engine.mover import MoverFailed
 from dxserial.engine.player import Player, PlayerConfig
+from dxserial.hub.client import Done, Failed, HubClient, Info, Ready
+from dxserial.hub.process import HubMover, hub_name, reversible_tail
 from dxserial.protocol import hub
 from dxserial.protocol.messages import (
     AcceptCode,

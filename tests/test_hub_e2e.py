@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dxserial.programs import dosbox_engine
+from dxserial.hosting import dos_engine as dosbox_engine
 from dxserial.testing.process import free_port, listening, wait_until
 from dxserial.testing.rig import start_serial_engine
 

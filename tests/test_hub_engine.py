@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from dxserial.draughts import Position
-from dxserial.engine.hub_engine import CutSearch, HubEngine, Quit, Send, Think
+from dxserial.hub.engine import CutSearch, HubEngine, Quit, Send, Think
 from dxserial.protocol import hub
 
 pytest.importorskip("draughts")

@@ -6,8 +6,8 @@ import asyncio
 import logging
 
 from dxserial.drive.driver import Driver
-from dxserial.engine.hub_engine import HubEngine
-from dxserial.engine.hub_engine_machine import CLIENT, HubEngineMachine
+from dxserial.hub.engine import HubEngine
+from dxserial.hub.engine_machine import CLIENT, HubEngineMachine
 
 START = "Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 
 from dxserial.drive.actions import Action, Done, Log, Send
-from dxserial.programs.hub_adapter import AdapterConfig, HubAdapter
-from dxserial.programs.hub_machine import DXP, HUB, HubMachine
+from dxserial.hub.adapter import AdapterConfig, HubAdapter
+from dxserial.hub.adapter_machine import DXP, HUB, HubMachine
 from dxserial.protocol.messages import AcceptCode, GameAccept, Move
 
 START = "Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww"

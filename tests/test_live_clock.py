@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dxserial.programs.live import LiveView
+from dxserial.live.view import LiveView
 
 
 def game_event(**extra: object) -> dict[str, object]:

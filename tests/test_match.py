@@ -14,7 +14,7 @@ import pytest
 
 from dxserial.cli.display import TerminalProgress
 from dxserial.game.pdn import read_pdn
-from dxserial.programs.standings import Standing, results_table
+from dxserial.match.standings import Standing, results_table
 from dxserial.testing.process import Cli, LineReader
 from dxserial.testing.rig import start_serial_engine
 

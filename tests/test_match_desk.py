@@ -11,8 +11,8 @@ from pathlib import Path
 
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.game.pdn import read_pdn
-from dxserial.programs.conductor_rules import FailurePolicy, MatchConfig
-from dxserial.programs.match import Match
+from dxserial.match.rules import FailurePolicy, MatchConfig
+from dxserial.match.runner import Match
 from dxserial.protocol.messages import Move, parse
 from dxserial.protocol.session import Role
 from dxserial.transports.endpoints import EngineEndpoint, parse_engine_endpoint

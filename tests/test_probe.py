@@ -14,7 +14,7 @@ import pytest
 
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.errors import ConfigError
-from dxserial.host.probe import Finding, Open, Prober, ProbeSettings, Progress, Write
+from dxserial.host.probe.prober import Finding, Open, Prober, ProbeSettings, Progress, Write
 from dxserial.protocol.links import NulLink
 from dxserial.protocol.messages import Message, parse
 from dxserial.protocol.nulmodem import MessageReceived, NulModemLink

@@ -10,9 +10,9 @@ from helpers import until
 
 from dxserial.drive.actions import Done, Reopen, Say, Send
 from dxserial.errors import PortError
-from dxserial.host.probe import Prober, ProbeSettings
-from dxserial.host.probe_machine import ENGINE, ProbeMachine
-from dxserial.host.probe_runner import ProbeRunner
+from dxserial.host.probe.machine import ENGINE, ProbeMachine
+from dxserial.host.probe.prober import Prober, ProbeSettings
+from dxserial.host.probe.runner import ProbeRunner
 from dxserial.sim.memory import cable
 
 

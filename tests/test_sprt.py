@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dxserial.errors import ConfigError
-from dxserial.programs.sprt import SprtConfig, SprtState, logistic_llr, parse_sprt
+from dxserial.tournament.sprt import SprtConfig, SprtState, logistic_llr, parse_sprt
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from dxserial.errors import ConfigError
-from dxserial.programs.engine_command import launch, parse_engine_command
-from dxserial.programs.supervisor import GiveUp, Start, Supervisor, Wait
-from dxserial.programs.tournament_file import TournamentSpec
+from dxserial.hosting.command import launch, parse_engine_command
+from dxserial.hosting.supervisor import GiveUp, Start, Supervisor, Wait
+from dxserial.tournament.spec import TournamentSpec
 
 
 def test_first_start_then_restarts_with_a_growing_back_off_until_it_gives_up() -> None:

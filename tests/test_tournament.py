@@ -12,7 +12,7 @@ from dxserial.draughts import Position
 from dxserial.errors import ConfigError
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.game.clock import TimeControl
-from dxserial.programs.tournament import (
+from dxserial.tournament.event import (
     GameResultEntry,
     Schedule,
     Scores,
@@ -20,7 +20,7 @@ from dxserial.programs.tournament import (
     elo_estimate,
     game_lines,
 )
-from dxserial.programs.tournament_file import TournamentSpec, parse_opening
+from dxserial.tournament.spec import TournamentSpec, parse_opening
 
 FILE = """
 event = "Lab"
@@ -180,7 +180,9 @@ def test_state_survives_a_restart_and_refuses_another_tournament(tmp_path: Path)
 
 def test_every_key_of_the_file_is_described_and_the_example_reads() -> None:
     """`dxserial tournament --keys` (issue 24: --help did not describe the file's keys)."""
-    from dxserial.programs import engine_command, tournament_file, tournament_keys
+    from dxserial.hosting import command as engine_command
+    from dxserial.tournament import keys as tournament_keys
+    from dxserial.tournament import spec as tournament_file
 
     assert set(tournament_keys.TOP) == tournament_file.KNOWN_KEYS - {"engines"}
     kinds = set().union(*engine_command.KIND_KEYS.values())

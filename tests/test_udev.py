@@ -24,8 +24,10 @@ from typer.testing import CliRunner
 from dxserial.cli import app, udev_cmd
 from dxserial.cli.bridge_cmd import CONFIG_KEYS
 from dxserial.errors import ConfigError
-from dxserial.host import udev_files, udev_install, udev_lint
-from dxserial.host.udev_files import Kind
+from dxserial.host.udev import files as udev_files
+from dxserial.host.udev import install as udev_install
+from dxserial.host.udev import lint as udev_lint
+from dxserial.host.udev.files import Kind
 
 REPO = Path(__file__).resolve().parent.parent
 RULES = "etc/udev/rules.d/70-dxserial.rules"
@@ -494,7 +496,7 @@ def test_wheel_ships_the_files_and_the_installed_package_finds_them(tmp_path: Pa
     # -S: no site-packages, so the editable checkout cannot answer instead.
     found = subprocess.run(
         [sys.executable, "-S", "-c",
-         "from dxserial.host.udev_files import Kind, shipped_file; print(shipped_file(Kind.unit))"],
+         "from dxserial.host.udev.files import Kind, shipped_file; print(shipped_file(Kind.unit))"],
         env={**os.environ, "PYTHONPATH": str(tmp_path / "site")},
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip

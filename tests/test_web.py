@@ -15,7 +15,7 @@ from dxserial.draughts import Position
 from dxserial.draughts.notation import parse_pdn_move
 from dxserial.game.pdn import read_pdn
 from dxserial.game.record import GameRecord
-from dxserial.programs.live import LiveView
+from dxserial.live.view import LiveView
 from dxserial.testing.browser import CHROMIUM_MISSING, Browser
 from dxserial.testing.process import Cli, wait_until
 from dxserial.testing.rig import RigFactory

@@ -18,9 +18,9 @@ import pytest
 
 from dxserial.draughts import Position
 from dxserial.draughts.notation import pdn_moves
-from dxserial.programs.live import LiveView, to_move
-from dxserial.programs.tournament import GameResultEntry, Scores
+from dxserial.live.view import LiveView, to_move
 from dxserial.testing.browser import CHROMIUM_MISSING, Browser
+from dxserial.tournament.event import GameResultEntry, Scores
 
 pytest.importorskip("aiohttp", reason="the web view needs aiohttp (pip install dxserial[web])")
 
@@ -72,7 +72,7 @@ def test_to_move_follows_the_fen_and_stops_with_the_result() -> None:
 
 
 async def _watch(browser: Browser, tmp_path: Path) -> None:
-    from dxserial.web import start_web
+    from dxserial.live.web import start_web
 
     server = await start_web("127.0.0.1:0", [], lambda line: None, "Lab live")
     shots = BENCH if os.environ.get("DXSERIAL_SCREENSHOT") == "1" else tmp_path

@@ -378,7 +378,7 @@ async def _run(config: BridgeConfig, writer: TraceWriter | None, web: str | None
     server = None
     try:
         if web is not None:
-            from dxserial.web import start_web
+            from dxserial.live.web import start_web
 
             # The page shows the engines' game: whoever may join it may watch it.
             allow = [str(network) for network in config.allow]

@@ -13,11 +13,11 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import configure_logging
+from dxserial.demo import DemoInterrupted, DemoOptions, DemoResult, run_demo
 from dxserial.drive.driver import on_signals
 from dxserial.engine.player import MAX_DEPTH, check_depth
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
-from dxserial.programs.demo import DemoInterrupted, DemoOptions, DemoResult, run_demo
 
 
 @app.command("demo")

@@ -83,7 +83,7 @@ async def run_watched(
     with on_signals(stop):
         try:
             if web is not None:
-                from dxserial.web import start_web
+                from dxserial.live.web import start_web
 
                 server = await start_web(web, allow, say, title)
                 watch(server.publish)

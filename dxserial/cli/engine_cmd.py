@@ -22,7 +22,6 @@ from dxserial.cli.options import (
     start_byte_option,
 )
 from dxserial.drive.driver import on_signals
-from dxserial.engine.hub_process import HubMover, hub_name
 from dxserial.engine.player import (
     DEFAULT_DEPTH,
     DEFAULT_NAME,
@@ -34,6 +33,7 @@ from dxserial.engine.player import (
 )
 from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.errors import ConfigError
+from dxserial.hub.process import HubMover, hub_name
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.protocol.messages import Colour
 from dxserial.protocol.session import Role

@@ -24,8 +24,8 @@ from dxserial.drive.driver import on_signals
 from dxserial.engine.player import check_name
 from dxserial.engine.runner import RunResult
 from dxserial.errors import ConfigError
-from dxserial.programs.hub_adapter import AdapterConfig, HubAdapter
-from dxserial.programs.hub_adapter_runner import HubAdapterRunner
+from dxserial.hub.adapter import AdapterConfig, HubAdapter
+from dxserial.hub.adapter_runner import HubAdapterRunner
 from dxserial.transports.endpoints import EngineEndpoint, parse_engine_endpoint
 
 _LINE = "DXP line"

@@ -15,8 +15,8 @@ import typer
 from dxserial.cli.app import app
 from dxserial.errors import ConfigError
 from dxserial.files import problem
-from dxserial.host.probe import DEFAULT_SPEEDS, Finding, Prober, ProbeSettings
-from dxserial.host.probe_runner import ProbeRunner
+from dxserial.host.probe.prober import DEFAULT_SPEEDS, Finding, Prober, ProbeSettings
+from dxserial.host.probe.runner import ProbeRunner
 from dxserial.transports.schemes import lookup
 
 #: Ports that carry bytes with no line speed: the speed is not probed there.

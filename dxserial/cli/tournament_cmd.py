@@ -22,12 +22,12 @@ from dxserial.cli.options import (
 )
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
-from dxserial.programs.tournament_runner import Tournament, load_spec
+from dxserial.tournament.runner import Tournament, load_spec
 
 
 def _print_keys(value: bool) -> None:
     if value:
-        from dxserial.programs.tournament_keys import example
+        from dxserial.tournament.keys import example
 
         typer.echo(example())
         raise typer.Exit()

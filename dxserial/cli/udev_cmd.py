@@ -19,8 +19,8 @@ import typer
 from dxserial.cli.app import app
 from dxserial.errors import ConfigError
 from dxserial.files import read_text
-from dxserial.host.udev_files import RULES_FILE, Kind, shipped_file
-from dxserial.host.udev_install import (
+from dxserial.host.udev.files import RULES_FILE, Kind, shipped_file
+from dxserial.host.udev.install import (
     EXIT_NOPERM,
     InstallPermissionError,
     check_group,
@@ -32,7 +32,7 @@ from dxserial.host.udev_install import (
     uninstall,
     unit_cannot_run,
 )
-from dxserial.host.udev_lint import check_rules, count_rules, udevadm_verify
+from dxserial.host.udev.lint import check_rules, count_rules, udevadm_verify
 
 udev_app = typer.Typer(
     name="udev",

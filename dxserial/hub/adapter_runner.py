@@ -1,0 +1,88 @@
+"""Runs :class:`~dxserial.hub.adapter.HubAdapter` on the one driver: Hub on
+stdin/stdout, DXP on an endpoint (NULMODEM or NUL frames on a serial line, NUL frames on
+TCP), as ``dxserial engine`` does.
+
+:class:`~dxserial.hub.adapter_machine.HubMachine` (sans-I/O) turns the driver's inputs
+into the adapter's and the adapter's actions into the driver's; the Hub side is a raw side
+whose port reads and writes whole lines (:class:`StdioLinePort`).  The Hub side is served at once
+(``hub``/``init`` need no engine); the endpoint is opened meanwhile, and a GAMEREQ sent
+before it is up waits inside the link.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from dxserial.drive.driver import Driver
+from dxserial.engine.runner import RunResult
+from dxserial.errors import DxSerialError
+from dxserial.hub.adapter import HubAdapter
+from dxserial.hub.adapter_machine import DXP, HUB, HubMachine
+from dxserial.transports.endpoints import EngineEndpoint
+from dxserial.transports.stdio_lines import StdioLinePort, StdioLines
+
+log = logging.getLogger("dxserial.hub")
+
+#: Seconds the last messages (a closing GAMEEND) get to be delivered.
+DRAIN_TIMEOUT = 5.0
+class HubAdapterRunner:
+    """One Hub client on stdin/stdout until it quits, the engine is lost, or :meth:`stop`."""
+
+    def __init__(
+        self, adapter: HubAdapter, endpoint: EngineEndpoint, *, log_messages: bool = False
+    ) -> None:
+        self.endpoint = endpoint
+        self.machine = HubMachine(adapter, log_messages=log_messages)
+        self.driver: Driver[str] = Driver(self.machine, log=log)
+        self.driver.add_side(HUB, None)
+        self.driver.add_side(DXP, endpoint.make_link())
+
+    def stop(self) -> None:
+        """Leave now (a signal handler may call this): exit 1, "stopped by a signal"."""
+        self.driver.act(self.machine.stop)
+
+    async def run(self) -> RunResult:
+        driver, endpoint = self.driver, self.endpoint
+        io = StdioLines()
+        await io.open()
+        stdio = StdioLinePort(io)
+        driver.attach(HUB, stdio)
+        where = await endpoint.prepare()
+        log.info("hub: the DXP engine is at %s", where)
+        tasks = [
+            asyncio.create_task(self._read_hub(stdio), name="hub-stdin"),
+            asyncio.create_task(self._connect(), name="hub-link"),
+        ]
+        try:
+            done = await driver.wait()
+            assert done is not None
+            if self.machine.drain:
+                await driver.drain(DRAIN_TIMEOUT)
+            return RunResult(done.code, done.message)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            port = driver.detach(DXP)
+            await driver.close()
+            if port is not None:
+                await endpoint.release(port)
+            await endpoint.close()
+
+    async def _read_hub(self, stdio: StdioLinePort) -> None:
+        await self.driver.read(HUB, stdio)
+        self.driver.act(lambda now: self.machine.left(HUB, now, "end of input"))
+
+    async def _connect(self) -> None:
+        driver = self.driver
+        try:
+            port = await self.endpoint.open()
+        except DxSerialError as exc:
+            reason = str(exc)
+            driver.act(lambda now: self.machine.left(DXP, now, reason))
+            return
+        driver.attach(DXP, port)
+        why = await driver.read(DXP, port)
+        reason = str(why) if why else "the engine closed the connection"
+        driver.act(lambda now: self.machine.left(DXP, now, reason))

@@ -1,1 +1,0 @@
-"""Programs built from the layers: a match between engines, and the demo."""

@@ -1,0 +1,6 @@
+"""A tournament or an SPRT test between N engines.
+
+Open ``event.py`` first: the schedule, the scores, Elo and the state file, sans-I/O.
+``spec.py`` reads and checks the tournament file (every key in ``keys.py``), ``runner.py``
+plays it through the match's conductor, ``sprt.py`` decides when an SPRT test may stop.
+"""

@@ -1,0 +1,304 @@
+"""A tournament between N engines, sans I/O: the schedule, the scores, Elo, the state (the
+file: :mod:`~dxserial.tournament.spec`).
+
+Nothing here opens a port or reads a clock; :mod:`dxserial.tournament.runner`
+plays the games.  Decisions:
+
+* **Schedule.**  A round robin pairs every two engines; a gauntlet pairs one engine with
+  each of the others.  Each pairing plays every opening twice per round, once with each
+  engine as White, so an opening favours nobody (no openings: the normal start).  Games are
+  numbered in the order round, opening, colour, pairing, and the next game to start is the
+  lowest-numbered one whose two engines are both free (an engine plays one game at a time).
+* **Scores** are draughts points: 2 for a win, 1 for a draw, 0 for a loss; ``*`` (no
+  result) scores nothing and is not counted for Elo.
+* **Elo** is a performance against the field: each engine's score fraction p over its
+  finished games against opponents taken as rated 0, mapped with the logistic model
+  D = -400 log10(1/p - 1).  Its 95% interval maps p +/- 1.96 s/sqrt(n) the same way, where
+  s^2 is the trinomial variance of one game's score (win 1, draw 1/2, loss 0) around p.
+  With a perfect or a zero score the estimate is unbounded (shown as +inf/-inf).  When every
+  game had the same result the sample shows no spread (s = 0, an interval of zero width, as
+  if 8 draws proved equal strength); s^2 is then taken as p(1 - p), the widest spread that
+  score allows, and at least 1/(4n).
+* **State.**  After every game the finished games are written (atomically) to the state
+  file; a resumed tournament plays only the games not in it.  The file records a fingerprint
+  of the schedule so that a changed tournament file is refused instead of mixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dxserial.errors import ConfigError
+from dxserial.files import write_atomic
+from dxserial.protocol.messages import Colour
+from dxserial.tournament.spec import TournamentSpec
+from dxserial.tournament.sprt import logistic_elo as _logistic_elo
+
+__all__ = [
+    "Elo",
+    "Pairing",
+    "Schedule",
+    "Scores",
+    "State",
+    "elo_estimate",
+    "game_lines",
+]
+
+@dataclass(frozen=True)
+class Pairing:
+    """One scheduled game."""
+
+    number: int
+    white: str
+    black: str
+    opening: int  # index into the spec's openings
+    round: int
+
+
+class Schedule:
+    """The games of a tournament and which of them may start now."""
+
+    def __init__(self, spec: TournamentSpec) -> None:
+        names = spec.names
+        if spec.format == "gauntlet":
+            pairs = [(spec.gauntlet or names[0], n) for n in names if n != spec.gauntlet]
+        else:
+            pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+        games: list[Pairing] = []
+        for rnd in range(1, spec.rounds + 1):
+            for index in range(len(spec.openings)):
+                for flip in (False, True):
+                    for a, b in pairs:
+                        white, black = (b, a) if flip else (a, b)
+                        games.append(Pairing(len(games) + 1, white, black, index, rnd))
+        self.games = games
+        openings = [o.text for o in spec.openings]
+        self.fingerprint = hashlib.sha256(
+            json.dumps([[asdict(g) for g in games], openings, spec.moves, spec.minutes]).encode()
+        ).hexdigest()[:16]
+
+    def ready(
+        self, done: Iterable[int], running: Iterable[Pairing], parallel: Iterable[str] = ()
+    ) -> list[Pairing]:
+        """Games that may start now, lowest number first: not done, engines both free.
+
+        Engines named in ``parallel`` (run by the director, one process per game) may be
+        in several games at once."""
+        finished = set(done)
+        many = set(parallel)
+        busy_games = {g.number for g in running}
+        busy = {n for g in running for n in (g.white, g.black)} - many
+        out: list[Pairing] = []
+        for game in self.games:
+            if game.number in finished or game.number in busy_games:
+                continue
+            if game.white in busy or game.black in busy:
+                continue
+            out.append(game)
+            busy |= {game.white, game.black} - many
+        return out
+
+    def last_for(self, game: Pairing, done: Iterable[int]) -> set[str]:
+        """The engines of ``game`` that have no other unplayed game (they get stop code 1)."""
+        finished = set(done) | {game.number}
+        left = {n for g in self.games if g.number not in finished for n in (g.white, g.black)}
+        return {n for n in (game.white, game.black) if n not in left}
+
+
+@dataclass
+class GameResultEntry:
+    """A finished game as the state file keeps it."""
+
+    number: int
+    white: str
+    black: str
+    result: str  # 2-0, 1-1, 0-2 or *
+    reason: str
+    pdn: str | None = None  # file name in the PDN folder
+    white_name: str = ""
+    black_name: str = ""
+    plies: int = -1  # moves played (-1: not known, a state file from before this field)
+
+
+@dataclass(frozen=True)
+class Elo:
+    """A performance rating with its 95% interval (math.inf where unbounded)."""
+
+    games: int
+    score: float  # fraction, 0..1
+    diff: float
+    low: float
+    high: float
+
+    def text(self) -> str:
+        if self.games == 0:
+            return "-"
+        return f"{_signed(self.diff)} [{_signed(self.low)}, {_signed(self.high)}]"
+
+
+def _signed(x: float) -> str:
+    if math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return f"{x + 0.0:+.0f}"  # + 0.0: no "-0"
+
+
+def elo_estimate(wins: int, draws: int, losses: int) -> Elo:
+    """Performance Elo and its 95% interval (the method is in the module docstring)."""
+    n = wins + draws + losses
+    if n == 0:
+        return Elo(0, 0.0, 0.0, -math.inf, math.inf)
+    p = (wins + 0.5 * draws) / n
+    var = (wins * (1 - p) ** 2 + draws * (0.5 - p) ** 2 + losses * p**2) / n
+    if n in (wins, draws, losses):  # no spread seen: not a proof of none (module docstring)
+        var = max(p * (1 - p), 0.25 / n)
+    margin = 1.96 * math.sqrt(var / n)
+    return Elo(n, p, _logistic_elo(p), _logistic_elo(p - margin), _logistic_elo(p + margin))
+
+
+@dataclass
+class _Line:
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    unfinished: int = 0
+    points: int = 0
+    games: int = 0
+
+
+class Scores:
+    """Standings and crosstable from finished games (points 2/1/0)."""
+
+    def __init__(self, names: list[str], games: Iterable[GameResultEntry] = ()) -> None:
+        self.names = names
+        self.lines = {n: _Line() for n in names}
+        self.cross: dict[tuple[str, str], list[int]] = {}  # (me, them) -> [points, games]
+        self.display = {n: n for n in names}
+        for game in games:
+            self.add(game)
+
+    def add(self, game: GameResultEntry) -> None:
+        for me, them, colour in ((game.white, game.black, "w"), (game.black, game.white, "b")):
+            line = self.lines[me]
+            line.games += 1
+            cell = self.cross.setdefault((me, them), [0, 0])
+            cell[1] += 1
+            if game.result == "1-1":
+                line.draws += 1
+                points = 1
+            elif game.result == "*":
+                line.unfinished += 1
+                points = 0
+            elif (game.result == "2-0") == (colour == "w"):
+                line.wins += 1
+                points = 2
+            else:
+                line.losses += 1
+                points = 0
+            line.points += points
+            cell[0] += points
+        for name, engine in ((game.white, game.white_name), (game.black, game.black_name)):
+            if engine and engine != name:
+                self.display[name] = f"{name} ({engine})"
+
+    def order(self) -> list[str]:
+        """Names by points, then by fewer games (more to come), then as listed."""
+        return sorted(self.names, key=lambda n: (-self.lines[n].points, self.lines[n].games))
+
+    def elo(self, name: str) -> Elo:
+        line = self.lines[name]
+        return elo_estimate(line.wins, line.draws, line.losses)
+
+    def standings_line(self) -> str:
+        return ", ".join(f"{n} {self.lines[n].points}" for n in self.order())
+
+    def table(self, done: int, total: int) -> list[str]:
+        """The crosstable: one row per engine, its points against each opponent."""
+        order = self.order()
+        width = max(len(self.display[n]) for n in order)
+        cells = []
+        for me in order:
+            row = []
+            for them in order:
+                if me == them:
+                    row.append("x")
+                else:
+                    pts, games = self.cross.get((me, them), [0, 0])
+                    row.append(f"{pts}/{2 * games}" if games else ".")
+            cells.append(row)
+        cw = max(5, *(len(c) for row in cells for c in row))
+        head = "  ".join(str(i + 1).rjust(cw) for i in range(len(order)))
+        out = [
+            f"crosstable after {done} of {total} game(s); scoring: win 2, draw 1, loss 0",
+            f"  #  {'engine'.ljust(width)}  {head}   score  W-D-L-*    Elo [95%]",
+        ]
+        for i, (me, row) in enumerate(zip(order, cells, strict=True), 1):
+            line = self.lines[me]
+            score = f"{line.points}/{2 * line.games}"
+            wdl = f"{line.wins}-{line.draws}-{line.losses}-{line.unfinished}"
+            out.append(
+                f"  {i}  {self.display[me].ljust(width)}  "
+                + "  ".join(c.rjust(cw) for c in row)
+                + f"  {score.rjust(6)}  {wdl.ljust(9)}  {self.elo(me).text()}"
+            )
+        out.append(
+            "Elo: performance against the field (opponents taken as 0), logistic model; "
+            "[95%] from the trinomial variance of the per-game score"
+        )
+        return out
+
+
+def game_lines(games: dict[int, GameResultEntry]) -> list[str]:
+    """Every finished game with its result and why it ended (beside the crosstable)."""
+    rows = [f"games ({len(games)}):"]
+    for number in sorted(games):
+        g = games[number]
+        rows.append(f"  {number:>3}  {g.white} - {g.black}  {g.result}  ({g.reason})")
+    return rows
+
+
+@dataclass
+class State:
+    """What a resumed tournament needs: the finished games (written after every game)."""
+
+    fingerprint: str
+    games: dict[int, GameResultEntry] = field(default_factory=dict)
+    #: Engines the director runs: per process slot its restarts, events and process group
+    #: (a resumed tournament kills a group a crashed director left behind).
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path, fingerprint: str) -> State:
+        """The state at ``path``; :class:`ConfigError` if it is for another tournament."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls(fingerprint)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read tournament state {path}: {exc}") from None
+        if data.get("fingerprint") != fingerprint:
+            raise ConfigError(
+                f"{path} belongs to a different tournament (engines, openings or limits "
+                "changed); use another pdn folder, or remove the file to start over"
+            )
+        games = {int(g["number"]): GameResultEntry(**g) for g in data.get("games", [])}
+        return cls(fingerprint, games, dict(data.get("engines", {})))
+
+    def to_json(self) -> str:
+        games = [asdict(self.games[n]) for n in sorted(self.games)]
+        data: dict[str, Any] = {"fingerprint": self.fingerprint, "games": games}
+        if self.engines:
+            data["engines"] = self.engines
+        return json.dumps(data, indent=1) + "\n"
+
+    def save(self, path: Path) -> None:
+        write_atomic(path, self.to_json())
+
+
+def colour_of(game: Pairing, name: str) -> Colour:
+    return Colour.WHITE if game.white == name else Colour.BLACK

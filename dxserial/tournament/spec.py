@@ -1,0 +1,246 @@
+"""A tournament file, read and checked (sans I/O but for an ``openings_file``): its keys,
+its engines (an endpoint or a command each) and its openings (FEN or PDN moves).
+``dxserial tournament --keys`` describes every key (:mod:`~dxserial.tournament.keys`);
+:mod:`~dxserial.tournament.event` schedules and scores what the file describes.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dxserial.draughts import FenError, Position
+from dxserial.draughts.notation import parse_pdn_move
+from dxserial.errors import ConfigError, DxSerialError
+from dxserial.game.arbiter import ArbiterSettings
+from dxserial.hosting.command import (
+    EngineCommand,
+    check_endpoint_text,
+    parse_engine_command,
+)
+from dxserial.tournament.sprt import SprtConfig, parse_sprt
+from dxserial.transports.endpoints import parse_engine_endpoint
+
+__all__ = [
+    "KNOWN_KEYS",
+    "SPRT_ROUNDS",
+    "EngineEntry",
+    "Opening",
+    "TournamentSpec",
+    "engine_entry",
+    "parse_opening",
+]
+
+_DEFAULTS: dict[str, Any] = {
+    "event": "dxserial tournament",
+    "format": "round-robin",
+    "rounds": 1,
+    "minutes": 5,
+    "moves": 75,
+    "move_timeout": 60.0,
+    "connect_timeout": 30.0,
+    "pdn": "games",
+    "openings": [],
+    "concurrency": 1,
+    "on_unreachable": "stop",
+}
+_ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_control, ...
+#: Every top-level key the reader takes (``dxserial tournament --keys`` describes each).
+KNOWN_KEYS = frozenset({*_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file"})
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A start position: ``text`` as written, the position it leads to (None: normal start)."""
+
+    text: str
+    position: Position | None
+
+
+def parse_opening(text: str) -> Opening:
+    """A FEN (``W:W31-50:B1-20``) or a PDN move list from the start (``1. 32-28 18-23``)."""
+    raw = " ".join(text.split())
+    if not raw:
+        return Opening("", None)
+    if ":" in raw and raw[0] in "WBwb":
+        try:
+            return Opening(raw, Position.from_fen(raw))
+        except FenError as exc:
+            raise ConfigError(f"opening {raw!r}: {exc}") from None
+    position = Position.start()
+    for token in raw.split():
+        if token.rstrip(".").isdigit() or token in ("*",):
+            continue
+        try:
+            position = position.play(parse_pdn_move(position, token))
+        except DxSerialError as exc:
+            raise ConfigError(f"opening {raw!r}: move {token!r}: {exc}") from None
+    return Opening(raw, position)
+
+
+@dataclass(frozen=True)
+class EngineEntry:
+    """One engine of the file: its name and its endpoint, as ``dxserial match`` takes it,
+    or the command that runs it (see :mod:`dxserial.hosting.command`)."""
+
+    name: str
+    endpoint: str
+    link: str | None = None
+    baud: int | None = None
+    command: EngineCommand | None = None
+
+
+@dataclass(frozen=True)
+class TournamentSpec:
+    """A tournament file, checked."""
+
+    engines: tuple[EngineEntry, ...]
+    event: str = "dxserial tournament"
+    format: str = "round-robin"
+    gauntlet: str | None = None
+    rounds: int = 1
+    minutes: int = 5
+    moves: int = 75
+    move_timeout: float = 60.0
+    connect_timeout: float = 30.0
+    pdn: Path = Path("games")
+    openings: tuple[Opening, ...] = (Opening("", None),)
+    concurrency: int = 1
+    arbiter: ArbiterSettings = field(default_factory=ArbiterSettings)
+    on_unreachable: str = "stop"
+    sprt: SprtConfig | None = None
+
+    @classmethod
+    def from_toml(
+        cls, text: str, *, source: str = "tournament file", base: Path | None = None
+    ) -> TournamentSpec:
+        """Read and check a tournament file; ``pdn`` is relative to ``base`` (the file's folder)."""
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+        return cls.from_dict(data, source=source, base=base)
+
+    @classmethod
+    def from_dict(
+        cls, data: dict[str, Any], *, source: str = "tournament file", base: Path | None = None
+    ) -> TournamentSpec:
+        unknown = sorted(set(data) - KNOWN_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"{source}: unknown setting(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(KNOWN_KEYS))}"
+            )
+        values = {**_DEFAULTS, **data}
+        sprt = parse_sprt(data["sprt"], source) if "sprt" in data else None
+        if sprt is not None and "rounds" not in data:
+            values["rounds"] = SPRT_ROUNDS
+        engines_raw = data.get("engines")
+        if not isinstance(engines_raw, dict) or len(engines_raw) < 2:
+            raise ConfigError(
+                f"{source}: needs at least two [engines.NAME] tables with an endpoint"
+            )
+        engines = [engine_entry(str(n), e, source, base) for n, e in engines_raw.items()]
+        if values["on_unreachable"] not in ("stop", "forfeit"):
+            raise ConfigError(f"{source}: on_unreachable must be 'stop' or 'forfeit'")
+        fmt = values["format"]
+        gauntlet = data.get("gauntlet")
+        if fmt not in ("round-robin", "gauntlet"):
+            raise ConfigError(f"{source}: format {fmt!r} is not 'round-robin' or 'gauntlet'")
+        if fmt == "gauntlet" and gauntlet not in {e.name for e in engines}:
+            raise ConfigError(
+                f"{source}: format 'gauntlet' needs gauntlet = the name of one of the engines"
+            )
+        ints = {k: values[k] for k in ("rounds", "minutes", "moves", "concurrency")}
+        for key, value in ints.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"{source}: {key} must be a whole number >= 0, not {value!r}")
+        if (
+            ints["rounds"] < 1
+            or ints["concurrency"] < 1
+            or ints["moves"] > 999
+            or ints["minutes"] > 999
+        ):
+            raise ConfigError(
+                f"{source}: rounds and concurrency must be >= 1, moves and minutes 0..999"
+            )
+        for key in ("move_timeout", "connect_timeout"):
+            if not isinstance(values[key], int | float) or not values[key] > 0:
+                raise ConfigError(f"{source}: {key} must be a number of seconds > 0")
+        openings_raw = values["openings"]
+        if not isinstance(openings_raw, list) or not all(isinstance(o, str) for o in openings_raw):
+            raise ConfigError(f"{source}: openings must be a list of strings (FEN or PDN moves)")
+        if "openings_file" in data:
+            openings_raw = [*openings_raw, *_openings_file(data["openings_file"], source, base)]
+        openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
+        if sprt is not None and len(engines) != 2:
+            raise ConfigError(f"{source}: sprt needs exactly two engines (A is the first listed)")
+        pdn = Path(str(values["pdn"]))
+        if base is not None and not pdn.is_absolute():
+            pdn = base / pdn
+        return cls(
+            engines=tuple(engines),
+            event=str(values["event"]),
+            format=fmt,
+            gauntlet=gauntlet if fmt == "gauntlet" else None,
+            rounds=ints["rounds"],
+            minutes=ints["minutes"],
+            moves=ints["moves"],
+            move_timeout=float(values["move_timeout"]),
+            connect_timeout=float(values["connect_timeout"]),
+            pdn=pdn,
+            openings=openings,
+            concurrency=ints["concurrency"],
+            arbiter=ArbiterSettings.checked(data, lambda key: f"{source}: {key}"),
+            on_unreachable=values["on_unreachable"],
+            sprt=sprt,
+        )
+
+    @property
+    def names(self) -> list[str]:
+        return [e.name for e in self.engines]
+
+
+#: With sprt and no rounds given: at most this many rounds (the test stops long before).
+SPRT_ROUNDS = 1000
+
+
+def _openings_file(name: Any, source: str, base: Path | None) -> list[str]:
+    """One opening a line (FEN or PDN moves); blank lines and ``#`` comments skipped."""
+    from dxserial.files import read_text
+
+    path = Path(str(name))
+    if base is not None and not path.is_absolute():
+        path = base / path
+    text = read_text(path, "openings file", "one FEN or PDN move list a line")
+    lines = [line.strip() for line in text.splitlines()]
+    found = [line for line in lines if line and not line.startswith("#")]
+    if not found:
+        raise ConfigError(f"{source}: openings_file {path} has no opening in it")
+    return found
+
+
+def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> EngineEntry:
+    """One ``[engines.NAME]`` table: an endpoint, or a command (``command``/``speaks``)."""
+    if isinstance(entry, dict) and ("command" in entry or "speaks" in entry):
+        if "endpoint" in entry:
+            raise ConfigError(f"{source}: engine {name!r}: give endpoint or command, not both")
+        return EngineEntry(name, "", command=parse_engine_command(
+            name, entry, source=source, base=base))
+    if not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str):
+        raise ConfigError(
+            f'{source}: engine {name!r} needs endpoint = "..." or command = [...] with speaks'
+        )
+    extra = sorted(set(entry) - {"endpoint", "link", "baud"})
+    if extra:
+        raise ConfigError(f"{source}: engine {name!r}: unknown setting(s) {', '.join(extra)}")
+    typo = check_endpoint_text(entry["endpoint"])
+    if typo is not None:
+        raise ConfigError(f"{source}: engine {name!r}: {typo}")
+    try:
+        parse_engine_endpoint(entry["endpoint"])
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: engine {name!r}: {exc}") from None
+    return EngineEntry(name, entry["endpoint"], entry.get("link"), entry.get("baud"))
