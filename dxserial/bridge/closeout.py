@@ -159,7 +159,7 @@ class Closeouts:
         if co.spoke:
             self._records.arrival(
                 item, "dropped", reason="consumed",
-                error=f"the answer to the bridge, which speaks for the departed "
+                because=f"the answer to the bridge, which speaks for the departed "
                 f"{co.departed} engine",
             )
             self._records.log(

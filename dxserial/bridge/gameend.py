@@ -55,7 +55,7 @@ class GameEnds:
         assert item.sender is not None
         self._records.arrival(
             item, "dropped", reason="consumed",
-            error="a late answer to a GAMEEND whose game is over already",
+            because="a late answer to a GAMEEND whose game is over already",
         )
         self._records.log(logging.INFO, f"{direction(item.sender)}: late GAMEEND answer "
                           f"'{escape(item.raw)}' consumed: that game is over already")
@@ -136,7 +136,7 @@ class GameEnds:
     ) -> None:
         """``item`` goes on as ``new``: the engine's message is traced as replaced (judged,
         if the judge took it as sent) and ``new`` as the bridge's, on its sender's behalf."""
-        self._records.arrival(item, "dropped", reason="replaced", error=why,
+        self._records.arrival(item, "dropped", reason="replaced", because=why,
                               judged=True if judged_as_sent else None)
         self._say(to, new, why, judged=judged, on_behalf_of=on_behalf_of)
 

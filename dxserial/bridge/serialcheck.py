@@ -77,7 +77,7 @@ class SerialCheck:
         if sender == SERIAL:
             self._records.arrival(
                 item, "dropped", reason="consumed",
-                error="answers the bridge, which ended a game the serial engine may have had",
+                because="answers the bridge, which ended a game the serial engine may have had",
             )
             self._records.log(logging.INFO, f"serial->tcp: '{escape(item.raw)}' answers the "
                               "bridge (consumed)")

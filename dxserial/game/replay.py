@@ -145,10 +145,12 @@ class _TraceReplay:
             )
             return
         if action not in ("forwarded", "queued"):
-            error = record.get("error")
+            # "because": the bridge's own act (consumed, replaced); "error" in traces
+            # written before the field was split off, and for the sender's faults.
+            why = record.get("because") or record.get("error")
             self.current.entries.append(
                 f"   -- {role} {msg.NAME} [{raw_text}]: not forwarded ({action}), not applied"
-                + (f": {error}" if error else "")
+                + (f": {why}" if why else "")
             )
             return
         self._judge(msg, role, raw_text)
