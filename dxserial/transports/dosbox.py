@@ -359,9 +359,8 @@ async def open_dosbox(
 
 async def _connect(url: str, endpoint: Endpoint, timeout: float) -> Connection:
     try:
-        return await asyncio.wait_for(
-            open_connection(endpoint.host, endpoint.port), timeout
-        )
+        async with asyncio.timeout(timeout):  # not wait_for: see tcp.tcp_connect
+            return await open_connection(endpoint.host, endpoint.port)
     except TimeoutError:
         raise PortError(f"cannot open {url}: DOSBox did not answer within {timeout:g} s") from None
     except ConnectionRefusedError:

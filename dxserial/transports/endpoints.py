@@ -169,7 +169,8 @@ class EngineEndpoint:
             return await self._connect(timeout or self.options.connect_timeout)
         await self.prepare()
         try:
-            link, released = await asyncio.wait_for(self._clients.get(), timeout)
+            async with asyncio.timeout(timeout):  # not wait_for: see tcp.tcp_connect
+                link, released = await self._clients.get()
         except TimeoutError:
             raise PortError(
                 f"no engine connected to {self.listen_address} within {timeout:g} s"

@@ -151,7 +151,11 @@ async def tcp_connect(host: str, port: int, *, timeout: float = 10.0) -> TcpPort
     """Connect to a DXP peer; :class:`~dxserial.errors.PortError` (one line) if it fails."""
     where = format_address(host, port)
     try:
-        transport, protocol = await asyncio.wait_for(open_connection(host, port), timeout)
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancellation
+        # that arrives as the connect fails, and a caller's retry loop then retried on
+        # (an engine that exited was taken for one not yet listening: issue 33).
+        async with asyncio.timeout(timeout):
+            transport, protocol = await open_connection(host, port)
     except TimeoutError:
         raise PortError(f"cannot connect to {where}: no answer within {timeout:g} s") from None
     except ConnectionRefusedError:
