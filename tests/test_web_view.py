@@ -4,7 +4,7 @@ the last move on the board, square numbers, the standings as a table, a list of 
 
 The events are the ones a tournament publishes, sent by the test at its own pace, so the
 screenshots (start, mid-game, after the game) show each state. DXSERIAL_SCREENSHOT=1 writes
-them to bench/ (linked from the README); otherwise to the test's temporary folder.
+them to bench/ (linked from docs/live-view.md); otherwise to the test's temporary folder.
 """
 
 from __future__ import annotations

@@ -217,8 +217,8 @@ def bridge_command(
     Each message crosses byte for byte; only the framing changes. Runs until Ctrl-C or
     SIGTERM. Every option may also be set in the environment (DXSERIAL_BAUD=2400,
     DXSERIAL_REFEREE=strict ...), which the command line overrides, or in --config FILE,
-    which both override. The README says
-    more (sessions, the referee, the trace).
+    which both override. docs/commands/bridge.md
+    says more (sessions, the referee, the trace).
     """
     given = _merge_config(ctx, config_file, locals())
     port = given["port"]

@@ -2,7 +2,7 @@
 
 Each habit has a short key and one sentence: the bridge, ``dxserial engine`` and
 ``dxserial match`` name it once per session as a note, never as a violation, because the
-message means something unambiguous.  See the README's "Engines that bend the protocol".
+message means something unambiguous.  See docs/commands/bridge.md, "Engines that bend the protocol".
 """
 
 from __future__ import annotations
