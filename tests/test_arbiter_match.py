@@ -54,8 +54,8 @@ def play(
 
 
 def result_line(match: Cli) -> str:
-    match.out.expect("game 1: White ", timeout=5)
-    return match.out.expect("game 1: ", timeout=5)
+    match.out.expect("game 1: White ", timeout=20)
+    return match.out.expect("game 1: ", timeout=20)
 
 
 def chats(stand_in: StandIn) -> list[str]:

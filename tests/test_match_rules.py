@@ -67,8 +67,8 @@ def test_illegal_move_loses_and_out_of_turn_is_not_relayed(
         assert end.wire == b"E31"  # the absent opponent claims the win; last game: stop
         b.send(b"E00")
         assert match.wait(20) == 0
-    match.out.expect("game 1: White dxserial 0.1.0 (A) vs Black Rogue (B)", timeout=5)
-    result = match.out.expect("game 1:", timeout=5)
+    match.out.expect("game 1: White dxserial 0.1.0 (A) vs Black Rogue (B)", timeout=20)
+    result = match.out.expect("game 1:", timeout=20)
     assert result.startswith("game 1: 2-0 (Black Rogue (B) played an illegal move 1-7: ")
     assert engine_a.out.expect("game 1:") == "game 1: 2-0 (Black resigned)"
     assert engine_a.wait(20) == 0

@@ -64,8 +64,11 @@ def moves_relayed(tmp_path: Path) -> int:
 
 def test_a_whole_nulmodem_game_through_ser2net(tmp_path: Path, exported: tuple[Ser2net, list[Cli]]) -> None:
     ser2net, procs = exported
-    _, player = bridge_and_player(tmp_path, ser2net.url, 10, procs)
+    bridge, player = bridge_and_player(tmp_path, ser2net.url, 10, procs)
     assert player.wait(60) == 0, player.stderr()
+    # The bridge's writer thread writes the PDN file after the game; a bridge that stopped
+    # cleanly has written it (read it only then: under load it came after the player's exit).
+    assert bridge.stop() == 0
     (path,) = (tmp_path / "pdn").glob("*.pdn")
     (record,) = read_pdn(path)
     assert record.result in ("2-0", "1-1", "0-2") and record.plies > 0 and not record.violations()
@@ -78,11 +81,11 @@ def test_the_bridge_survives_a_ser2net_restart_mid_game(tmp_path: Path, exported
     ser2net.stop()  # the remote host's ser2net dies mid-game ...
     ser2net.start()  # ... and comes back on the same port
     assert player.wait(90) == 0, player.stderr()
+    assert bridge.stop() == 0  # then its PDN file is written (see the test above)
     (path,) = (tmp_path / "pdn").glob("*.pdn")
     (record,) = read_pdn(path)
     assert record.result in ("2-0", "1-1", "0-2"), record.termination
     assert record.plies > 4
-    assert bridge.stop() == 0
     log = bridge.stderr()
     assert "rfc2217://127.0.0.1" in log and "lost" in log, log  # it noticed, and came back
 

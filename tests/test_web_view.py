@@ -87,7 +87,7 @@ async def _watch(browser: Browser, tmp_path: Path) -> None:
         # Start: White's clock runs on the page, though no move reported any seconds.
         first = await browser.wait_for("document.querySelector('#game-1 .side.run')?.textContent")
         assert first.startswith("White ")  # 5:00, ticking
-        await browser.wait_for(running_below("White", 300), timeout=5)
+        await browser.wait_for(running_below("White", 300), timeout=20)
         assert await browser.evaluate("document.querySelectorAll('#game-1 text.number').length") == 50
         await browser.screenshot(shots / "web-view-start.png")
 
@@ -120,7 +120,7 @@ async def _watch(browser: Browser, tmp_path: Path) -> None:
                     " && m.scrollTop + m.clientHeight >= m.scrollHeight - 1; })()")
         assert await browser.evaluate(scrolled)  # the list overflows and shows its last move
         assert await browser.evaluate("document.querySelector('#game-1').dataset.toMove") == "Black"
-        await browser.wait_for(running_below("Black", 300 - 29 * 2), timeout=5)  # it runs
+        await browser.wait_for(running_below("Black", 300 - 29 * 2), timeout=20)  # it runs
         heads = await browser.evaluate("[...document.querySelectorAll('#table th')].map(t => t.textContent)")
         assert heads[:2] == ["#", "engine"] and "score" in heads
         rows = await browser.evaluate("[...document.querySelectorAll('#table tbody tr')].length")

@@ -21,9 +21,12 @@ _MIB = 1024.0
 
 
 def wait_until(
-    predicate: Callable[[], bool], timeout: float = 5.0, what: str = "condition"
+    predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition"
 ) -> None:
-    """Poll ``predicate`` until it holds; fail (AssertionError) after ``timeout`` seconds."""
+    """Poll ``predicate`` until it holds; fail (AssertionError) after ``timeout`` seconds.
+
+    The bound only ends a wait that would never end: it costs nothing when the condition
+    comes, so it is long enough for a loaded machine (5 s was not, with both CPUs busy)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -81,7 +84,7 @@ class LineReader:
         """Wait for the stream to end (the process exited)."""
         self._thread.join(timeout)
 
-    def expect(self, prefix: str, timeout: float = 10.0) -> str:
+    def expect(self, prefix: str, timeout: float = 30.0) -> str:
         """The next line that starts with ``prefix`` (earlier lines are kept in ``lines``)."""
         deadline = time.monotonic() + timeout
         while True:
