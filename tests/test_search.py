@@ -25,9 +25,11 @@ def test_start_position_gives_a_legal_move() -> None:
 
 
 def test_depth_4_is_quick_on_the_start_position() -> None:
-    began = time.perf_counter()
+    # CPU time, not the wall clock: on a loaded machine the process waits for a CPU, and
+    # that is not the search's time (about 0.03 s of CPU here).
+    began = time.process_time()
     assert choose_move(Position.start(), depth=4) is not None
-    assert time.perf_counter() - began < 1.0
+    assert time.process_time() - began < 1.0
 
 
 def test_takes_the_only_capture() -> None:
