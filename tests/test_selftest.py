@@ -232,6 +232,18 @@ def test_options_are_checked() -> None:
 # ---------------------------------------------------------------- the command, for real
 
 
+def ok(verdict: str, counted: str, ending: str) -> bool:
+    """An OK verdict with these counts.  A loaded machine can make a pty's round trip
+    "slow" (then the speed is the machine's, not the line's): "OK but slow" passes too,
+    its advice in place of the plain ending."""
+    slow = verdict.startswith("OK but slow: ")
+    body = verdict.removeprefix("OK but slow: " if slow else "OK: ")
+    assert body != verdict or slow, verdict
+    assert body.startswith(counted), verdict
+    assert slow or verdict.endswith(ending), verdict
+    return True
+
+
 def test_cli_ok_with_a_loopback(pair: VirtualPair) -> None:
     with Echo(pair.path_b):
         code, lines, _ = run_cli(pair.path_a)
@@ -240,8 +252,8 @@ def test_cli_ok_with_a_loopback(pair: VirtualPair) -> None:
     assert f"modem lines {pair.path_a}: not available" in lines[1]
     assert "all-bytes: 256 sent, 256 back, 0 missing, 0 wrong, 0 extra" in lines
     assert "burst: 2048 sent, 2048 back, 0 missing, 0 wrong, 0 extra" in lines
-    assert lines[-1].startswith("OK: 2560 bytes + 20 round trips, 0 errors, round trip median")
-    assert lines[-1].endswith("at 9600 baud (physical minimum 1.04 ms)")
+    assert ok(lines[-1], "2560 bytes + 20 round trips, 0 errors, round trip median",
+              "at 9600 baud (physical minimum 1.04 ms)")
 
 
 def test_cli_no_echo_fails_after_the_timeout(pair: VirtualPair) -> None:
@@ -259,8 +271,8 @@ def test_cli_peer_mode_tests_both_directions(pair: VirtualPair) -> None:
         "at 9600 8N1, 10 bits per character"
     )
     assert f"{pair.path_b} received 628 bytes" in lines  # probe 8 + samples 20 + count 600
-    assert lines[-1].startswith("OK: 600 bytes + 20 round trips")
-    assert lines[-1].endswith("(physical minimum 2.08 ms)")  # there and back: two characters
+    # there and back: two characters
+    assert ok(lines[-1], "600 bytes + 20 round trips", "(physical minimum 2.08 ms)")
     assert pair.stats.a_to_b.relayed == pair.stats.b_to_a.relayed == 628
 
 
