@@ -25,11 +25,14 @@ from dxserial.testing.rig import Rig, RigFactory, rig_factory_for
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# Hypothesis's per-example deadline (200 ms) is wall-clock time: on a loaded machine an
+# example waits for a CPU and fails with DeadlineExceeded or Flaky, which says nothing about
+# the code.  No deadline here; a test that hangs is stopped by pytest-timeout.
+settings.register_profile("dxserial", deadline=None)
 # CI runs the same examples every time (a red CI must be reproducible); at a desk,
 # hypothesis explores new ones on every run.
-settings.register_profile("ci", derandomize=True)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+settings.register_profile("ci", parent=settings.get_profile("dxserial"), derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dxserial")
 
 
 #: vectors.json, the Scan-vs-Scan game and DRAUGHTS.md: copies of the protocol reference.
