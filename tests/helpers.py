@@ -149,7 +149,7 @@ def run_in_process(
     return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
     """Wait for ``condition``, looking at each turn of the loop, for at most ``timeout`` s
     (``TimeoutError`` then): a condition to wait for, never a time to sleep."""
     async def look() -> None:

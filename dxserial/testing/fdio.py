@@ -23,7 +23,7 @@ def write_all(fd: int, data: bytes) -> None:
             select.select([], [fd], [], 0.05)
 
 
-def read_exactly(fd: int, n: int, timeout: float = 5.0) -> bytes:
+def read_exactly(fd: int, n: int, timeout: float = 20.0) -> bytes:
     """Read ``n`` bytes from ``fd``, failing (with what arrived) after ``timeout``."""
     got = bytearray()
     deadline = time.monotonic() + timeout

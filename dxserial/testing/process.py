@@ -173,7 +173,7 @@ class Cli:
                 raise AssertionError(f"process ignored signal {sig} for {timeout:g} s") from None
         return self.proc.returncode
 
-    def wait(self, timeout: float = 10.0) -> int:
+    def wait(self, timeout: float = 30.0) -> int:
         return self.proc.wait(timeout)
 
     def stderr(self) -> str:
