@@ -75,10 +75,13 @@ class Bridge:
         on_ready: Callable[[str], None] | None = None,
         observer: Callable[[str, Message], None] | None = None,
         watch: Callable[[dict[str, Any]], None] | None = None,
+        logger: logging.Logger | None = None,
     ) -> None:
         self.cfg = config
         self._on_ready = on_ready
-        self._files = FileWriter(trace, config.pdn, on_written=self._recorded)
+        #: Where this bridge logs (``dxserial serve`` gives each line a logger of its own).
+        self.log = logger or log
+        self._files = FileWriter(trace, config.pdn, on_written=self._recorded, log=self.log)
         links = {
             SERIAL: make_link(config.link, config.nulmodem, max_queue=config.max_pending),
             TCP: NulLink(max_queue=config.max_pending),
@@ -106,7 +109,7 @@ class Bridge:
         tracing = trace is not None
         self.driver: Driver[Side] = Driver(
             self.machine,
-            log=log,
+            log=self.log,
             trace=self._files.trace if tracing else None,
             record=self._files.record,
             observer=observer,
@@ -127,15 +130,20 @@ class Bridge:
         counts = self.relay.counts
         return {key: counts.get(key, 0) for key in COUNT_KEYS}
 
+    @property
+    def tcp_peer(self) -> str | None:
+        """The TCP engine's address while one is connected (for a status line)."""
+        return self._peer.peer if self._peer is not None else None
+
     def _log(self, level: int, text: str, kind: str | None = None) -> None:
         self.driver.apply([Log(level, text, kind)])
 
     def _recorded(self, record: GameRecord, path: Path | None, error: str | None) -> None:
         """Called in the writer thread once a PDN file is written (or not)."""
         if path is not None:
-            log.info("game recorded: %s (%s)", path, record.result)
+            self.log.info("game recorded: %s (%s)", path, record.result)
         else:
-            log.error("game record NOT written: %s", error)
+            self.log.error("game record NOT written: %s", error)
 
     # ------------------------------------------------------------------ run
 
@@ -167,7 +175,7 @@ class Bridge:
             self._ready = True
             if self._on_ready is not None:
                 self._on_ready(ready)  # the caller shows it: log it only at debug level
-                log.debug("%s", ready)
+                self.log.debug("%s", ready)
                 self._files.trace({"kind": "event", "level": "info", "text": ready})
             else:
                 self._log(logging.INFO, ready)
@@ -255,7 +263,7 @@ class Bridge:
             try:
                 port = await open_serial(self.cfg.port, self.cfg.serial)
             except DxSerialError as exc:
-                log.debug("reopen of %s failed: %s", self.cfg.port, exc)
+                self.log.debug("reopen of %s failed: %s", self.cfg.port, exc)
                 continue
             self._log(
                 logging.INFO,

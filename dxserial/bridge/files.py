@@ -49,7 +49,9 @@ class FileWriter:
         on_written: WrittenCallback | None = None,
         max_lines: int = DEFAULT_MAX_LINES,
         max_records_per_minute: int = DEFAULT_MAX_RECORDS_PER_MINUTE,
+        log: logging.Logger = log,
     ) -> None:
+        self._log = log
         self._trace = trace
         self._pdn_dir = pdn_dir
         self._on_written = on_written
@@ -102,7 +104,7 @@ class FileWriter:
             self._skipped_records += 1
             if now - self._said_skipped >= 60.0:
                 self._said_skipped = now
-                log.error(
+                self._log.error(
                     "game records NOT written: more than %d games in a minute (a client "
                     "starting and ending games in a loop?); %d skipped so far",
                     self.max_records_per_minute, self._skipped_records,

@@ -1,0 +1,192 @@
+"""``dxserial serve`` in process: a rig of many lines on in-process cables, a built-in
+engine on both ends of every line, all on one event loop.
+
+    EngineRunner (follower) == cable end b == end a -- Daemon line -- TCP -- EngineRunner
+
+Every line plays its game at once; each PDN replays and each line's counts add up.  One
+line's cable is unplugged and replugged, one line is removed and one added by a reload,
+while the others play on untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import until
+
+from dxserial.bridge.core import read_counts
+from dxserial.engine.player import Player, PlayerConfig
+from dxserial.engine.runner import EngineRunner, RunResult
+from dxserial.game.replay import load_games
+from dxserial.protocol.links import NulModemSettings
+from dxserial.protocol.session import Role
+from dxserial.serve.daemon import Daemon
+from dxserial.serve.rig import RigSpec, parse_rig
+from dxserial.serve.status import read_status, serve_status
+from dxserial.sim.memory import Cable, cable
+from dxserial.transports.base import Port
+from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
+
+LINES = 16
+ECHO = NulModemSettings(timeout=0.5, max_attempts=1000)
+
+
+class CableEnd(EngineEndpoint):
+    """The serial engine's endpoint: end b of an in-process cable (opened again on demand)."""
+
+    def __init__(self, made: Cable) -> None:
+        super().__init__(parse_engine_endpoint(f"memory://{made.name}"),
+                         LinkOptions(link="nulmodem", nulmodem=ECHO))
+        self.cable = made
+
+    async def open(self, timeout: float | None = None) -> Port:
+        return self.cable.open("b")
+
+
+def rig_text(names: list[str], directory: Path, **extra: str) -> str:
+    out = ['[defaults]', 'echo_timeout = 0.5', 'max_attempts = 1000', 'serial_grace = 30',
+           f'pdn = "{directory}/games/{{line}}"', f'trace = "{directory}/{{line}}.jsonl"']
+    out += [f"{key} = {value}" for key, value in extra.items()]
+    for name in names:
+        out += [f"[lines.{name}]", f'port = "memory://{name}"', 'listen = "127.0.0.1:0"']
+    return "\n".join(out) + "\n"
+
+
+@dataclass
+class Played:
+    """One line's two engines and what they played."""
+
+    name: str
+    serial: EngineRunner
+    serial_task: asyncio.Task[RunResult]
+    results: list[RunResult] = field(default_factory=list)
+
+
+@dataclass
+class Lab:
+    daemon: Daemon
+    directory: Path
+    cables: dict[str, Cable]
+    serial: dict[str, Played] = field(default_factory=dict)
+    records: list[logging.LogRecord] = field(default_factory=list)
+
+    def address(self, name: str) -> int:
+        bridge = self.daemon.lines[name].bridge
+        assert bridge is not None and bridge.listen_address is not None
+        return bridge.listen_address[1]
+
+    def start_serial(self, name: str) -> None:
+        player = Player(PlayerConfig(role=Role.FOLLOWER, depth=1, seed=len(self.serial) + 1,
+                                     name=f"serial-{name}"))
+        runner = EngineRunner(player, CableEnd(self.cables[name]), on_line=lambda _l: None)
+        self.serial[name] = Played(name, runner, asyncio.create_task(runner.run()))
+
+    async def play(self, name: str, *, moves: int = 8, seed: int = 1) -> RunResult:
+        """One game on line ``name``: a built-in initiator connects to its TCP side."""
+        await until(lambda: self.daemon.lines[name].state == "running")
+        player = Player(PlayerConfig(role=Role.INITIATOR, depth=1, seed=seed, games=1,
+                                     moves=moves, name=f"tcp-{name}"))
+        runner = EngineRunner(
+            player, EngineEndpoint(parse_engine_endpoint(f"tcp://127.0.0.1:{self.address(name)}")),
+            on_line=lambda _l: None,
+        )
+        return await asyncio.wait_for(runner.run(), 120)
+
+    def log(self, name: str | None = None) -> list[str]:
+        return [r.getMessage() for r in self.records
+                if name is None or getattr(r, "line", None) == name]
+
+
+class _Keep(logging.Handler):
+    def __init__(self, into: list[logging.LogRecord]) -> None:
+        super().__init__(logging.DEBUG)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.into.append(record)
+
+
+@contextlib.contextmanager
+def cables(names: list[str]) -> Iterator[dict[str, Cable]]:
+    with contextlib.ExitStack() as stack:
+        yield {name: stack.enter_context(cable(name)) for name in names}
+
+
+@contextlib.asynccontextmanager
+async def lab(directory: Path, names: list[str], spare: list[str] = ()) -> AsyncIterator[Lab]:  # type: ignore[assignment]
+    """A daemon serving ``names`` (cables for ``spare`` exist too, for a reload to add)."""
+    path = directory / "rig.toml"
+    path.write_text(rig_text(names, directory))
+    records: list[logging.LogRecord] = []
+    handler = _Keep(records)
+    root = logging.getLogger("dxserial")
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        with cables([*names, *spare]) as made:
+            daemon = Daemon(parse_rig(path.read_text(), path), retry=0.05, restart_pause=0.1)
+            daemon.start()
+            rig = Lab(daemon, directory, made, records=records)
+            for name in [*names, *spare]:
+                rig.start_serial(name)
+            try:
+                yield rig
+            finally:
+                daemon.stop()
+                await asyncio.wait_for(daemon.wait(), 30)
+                for played in rig.serial.values():
+                    played.serial.stop()
+                await asyncio.gather(*(p.serial_task for p in rig.serial.values()),
+                                     return_exceptions=True)
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
+def games_of(directory: Path, name: str) -> list[Any]:
+    files = sorted((directory / "games" / name).glob("*.pdn"))
+    return [game for path in files for game in load_games(path, False)[0]]
+
+
+def test_sixteen_lines_play_at_once_every_pdn_replays_and_counts_add_up(tmp_path: Path) -> None:
+    names = [f"line{i:02d}" for i in range(LINES)]
+
+    async def main() -> tuple[dict[str, Any], dict[str, list[str]]]:
+        async with lab(tmp_path, names) as rig:
+            results = await asyncio.gather(*(rig.play(n, seed=i + 1)
+                                             for i, n in enumerate(names)))
+            assert all(r.code == 0 for r in results), results
+            await until(lambda: all(len(games_of(tmp_path, n)) == 1 for n in names))
+        return rig.daemon.status(), {name: rig.log(name) for name in names}
+
+    status, log = asyncio.run(main())
+    rows = {row["line"]: row for row in status["lines"]}
+    assert sorted(rows) == names
+    for name in names:
+        games = games_of(tmp_path, name)
+        assert len(games) == 1 and games[0].violations == 0 and games[0].result, name
+        counts = rows[name]["counts"]
+        # Every message queued was delivered, and the bridge's own (its check before the
+        # GAMEREQ, stop code 0 for the serial engine) too: nothing lost, invalid or broken.
+        assert counts["serial->tcp"] > 0 and counts["tcp->serial"] > 0, name
+        assert counts["delivered"] == counts["queued"] + counts["sent-by-bridge"], counts
+        assert counts["lost"] == counts["invalid"] == counts["violations"] == 0, counts
+        # The status says what the line's own closing line says.
+        closing = [text for text in log[name] if text.startswith("bridge stopped: ")]
+        assert len(closing) == 1 and read_counts(closing[0]) == counts, (closing, counts)
+        assert rows[name]["games"] == 1 and rows[name]["warnings"] == 0, rows[name]
+        engines = " ".join(rows[name]["engines"])
+        assert f"serial-{name}" in engines and f"tcp-{name}" in engines
+    # Each line traced to its own file, and only its own games.
+    for name in names:
+        trace = (tmp_path / f"{name}.jsonl").read_text()
+        assert f"tcp-{name}" in trace and all(f"tcp-{o} " not in trace for o in names
+                                               if o != name)
