@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from helpers import until
 
 from dxserial.bridge.core import read_counts
@@ -28,7 +27,7 @@ from dxserial.game.replay import load_games
 from dxserial.protocol.links import NulModemSettings
 from dxserial.protocol.session import Role
 from dxserial.serve.daemon import Daemon
-from dxserial.serve.rig import RigSpec, parse_rig
+from dxserial.serve.rig import parse_rig
 from dxserial.serve.status import read_status, serve_status
 from dxserial.sim.memory import Cable, cable
 from dxserial.transports.base import Port
@@ -190,3 +189,108 @@ def test_sixteen_lines_play_at_once_every_pdn_replays_and_counts_add_up(tmp_path
         trace = (tmp_path / f"{name}.jsonl").read_text()
         assert f"tcp-{name}" in trace and all(f"tcp-{o} " not in trace for o in names
                                                if o != name)
+
+
+def test_unplug_replug_and_a_reload_leave_the_other_lines_playing(tmp_path: Path) -> None:
+    names = [f"line{i:02d}" for i in range(LINES)]
+    unplugged, removed, added = names[0], names[1], "line16"
+
+    async def main() -> None:
+        async with lab(tmp_path, names, spare=[added]) as rig:
+            daemon = rig.daemon
+            games = {n: asyncio.create_task(rig.play(n, moves=30, seed=i + 1))
+                     for i, n in enumerate(names)}
+            await until(lambda: all(daemon.lines[n].moves >= 4 for n in names))
+            bridges = {n: daemon.lines[n].bridge for n in names}
+            # One adapter out and back in: the line's bridge reopens it, its game goes on.
+            rig.cables[unplugged].unplug()
+            await until(lambda: daemon.lines[unplugged].status()["state"] == "port lost")
+            rig.cables[unplugged].replug()
+            await until(lambda: daemon.lines[unplugged].status()["state"] == "running")
+            # The file changes: one line gone, one new; SIGHUP's reload follows it.
+            path = tmp_path / "rig.toml"
+            path.write_text(rig_text([n for n in names if n != removed] + [added], tmp_path))
+            summary = await daemon.reload()
+            assert summary.startswith(f"reloaded {path}: added {added}; removed {removed}")
+            assert f"{LINES - 1} line(s) untouched" in summary
+            assert removed not in daemon.lines
+            new_game = await rig.play(added, seed=99)
+            results = {n: await task for n, task in games.items()}
+            for name in names:
+                if name == removed:
+                    continue
+                assert results[name].code == 0, (name, results[name])
+                assert daemon.lines[name].bridge is bridges[name], name  # never restarted
+                assert daemon.lines[name].starts == 1
+            assert new_game.code == 0
+            await until(lambda: all(len(games_of(tmp_path, n)) >= 1
+                                    for n in [*names, added]))
+            text = "\n".join(rig.log(unplugged))
+            assert "lost" in text and f"serial port memory://{unplugged} is back" in text
+            for name in names:  # no line but the unplugged one said a word of warning
+                if name not in (unplugged, removed):
+                    assert daemon.lines[name].status()["warnings"] == 0, rig.log(name)
+
+    asyncio.run(main())
+    for name in [f"line{i:02d}" for i in range(2, LINES)] + [added, unplugged]:
+        found = games_of(tmp_path, name)
+        assert len(found) == 1 and found[0].violations == 0 and found[0].result, name
+
+
+def test_a_line_whose_port_is_missing_waits_for_it_and_the_others_run(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with lab(tmp_path, ["here"]) as rig:
+            path = tmp_path / "rig.toml"
+            path.write_text(rig_text(["here", "absent"], tmp_path))
+            await rig.daemon.reload()
+            line = rig.daemon.lines["absent"]
+            await until(lambda: line.state == "waiting")
+            assert "no in-process cable" in line.detail
+            result = await rig.play("here")
+            assert result.code == 0
+            await until(lambda: line.starts >= 1)
+            # Said once, however many attempts were made.
+            assert sum("waiting:" in t for t in rig.log("absent")) == 1
+            with cable("absent") as made:  # the adapter is plugged in: the line starts
+                rig.cables["absent"] = made
+                await until(lambda: line.state == "running")
+                rig.start_serial("absent")
+                assert (await rig.play("absent")).code == 0
+                rig.serial["absent"].serial.stop()
+                await rig.serial.pop("absent").serial_task
+                rig.daemon.lines["absent"].stop()
+                await rig.daemon.lines["absent"].wait()
+
+    asyncio.run(main())
+
+
+def test_a_reload_of_a_broken_file_changes_nothing(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with lab(tmp_path, ["one", "two"]) as rig:
+            await until(lambda: all(r.state == "running" for r in rig.daemon.lines.values()))
+            before = {n: r.bridge for n, r in rig.daemon.lines.items()}
+            (tmp_path / "rig.toml").write_text(
+                rig_text(["one", "two"], tmp_path).replace("listen =", "lisen =", 1))
+            summary = await rig.daemon.reload()
+            assert summary.startswith("reload refused, every line runs on as it was: ")
+            assert "unknown key 'lisen' (did you mean 'listen'?" in summary
+            assert {n: r.bridge for n, r in rig.daemon.lines.items()} == before
+
+    asyncio.run(main())
+
+
+def test_the_status_socket_answers_with_every_line(tmp_path: Path) -> None:
+    async def main() -> dict[str, Any]:
+        async with lab(tmp_path, ["one", "two"]) as rig:
+            await until(lambda: all(r.state == "running" for r in rig.daemon.lines.values()))
+            where = tmp_path / "run" / "status.sock"
+            server = await serve_status(where, rig.daemon.status)
+            try:
+                return await asyncio.to_thread(read_status, where)
+            finally:
+                server.close()
+
+    status = asyncio.run(main())
+    assert [row["line"] for row in status["lines"]] == ["one", "two"]
+    assert all(row["state"] == "running" and row["listen"].startswith("127.0.0.1:")
+               for row in status["lines"])

@@ -54,20 +54,25 @@ LINE: dict[str, tuple[str, str]] = {
                    "is ended"),
     "serial_grace": (f"{DEFAULT_SERIAL_GRACE:g}", "seconds a vanished serial engine has to "
                      "come back"),
-    "gameend_timeout": (f"{BRIDGE_GAMEEND_TIMEOUT:g}", "seconds an unanswered GAMEEND waits (0: never)"),
+    "gameend_timeout": (f"{BRIDGE_GAMEEND_TIMEOUT:g}", "seconds an unanswered GAMEEND waits "
+                        "(0: never)"),
     "pass_stop": ("false", "forward a TCP engine's stop code 1 to the serial engine"),
     "serial_check": ("true", "end a game the serial engine may have open, on evidence"),
+    "state_dir": ('"/var/lib/dxserial/state"', "where the record of the serial engine's game "
+                  "is kept across runs"),
     "max_pending": ("32768", "messages held per direction before they count as lost"),
     "reopen_interval": ("0.2", "seconds between attempts to reopen a vanished port"),
     "reconnect_interval": ("1.0", "with connect: seconds between attempts"),
     "shutdown_grace": ("1.0", "seconds for messages in flight at a stop"),
 }
 
+#: Described ahead of the bridge setting it maps onto (branch r29-bridge adds --state-dir).
+AHEAD = frozenset({"state_dir"})
 #: Keys only a line may have: what makes it this line.
 OWN = frozenset({"port", "serial_number", "listen", "connect"})
 #: Shown commented out in the example: each excludes another, or is rarely wanted.
 COMMENTED = frozenset({
-    "serial_number", "connect", "dtr", "rts", "trace", "allow", "block_console",
+    "serial_number", "connect", "dtr", "rts", "trace", "allow", "block_console", "state_dir",
     "max_pending", "reopen_interval", "reconnect_interval", "shutdown_grace",
 })
 
@@ -100,4 +105,4 @@ def example(line_keys: list[str] | None = None) -> str:
     ])
 
 
-__all__ = ["COMMENTED", "LINE", "OWN", "TOP", "about", "example"]
+__all__ = ["AHEAD", "COMMENTED", "LINE", "OWN", "TOP", "about", "example"]

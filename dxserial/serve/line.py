@@ -25,6 +25,7 @@ from dxserial.files import output_dir
 from dxserial.game.trace import TraceWriter
 from dxserial.serve.rig import LineSpec
 from dxserial.serve.usb import find_serial_number
+from dxserial.transports.tcp import format_address
 
 #: Seconds between attempts to start a line whose port or address is not available.
 RETRY_INTERVAL = 1.0
@@ -214,7 +215,7 @@ class LineRunner:
             peer = bridge.tcp_peer
             serial_open = bridge.driver.port(SERIAL) is not None
             if bridge.listen_address is not None:
-                listen = "%s:%d" % bridge.listen_address
+                listen = _address(bridge.listen_address)
         config = self.spec.config
         state = self.state
         if state == "running" and not serial_open:
@@ -226,8 +227,8 @@ class LineRunner:
             "state": state,
             "detail": self.detail,
             "since": round(self.since, 3),
-            "listen": listen or (None if config.listen is None else "%s:%d" % config.listen),
-            "connect": None if config.connect is None else "%s:%d" % config.connect,
+            "listen": listen or _address(config.listen),
+            "connect": _address(config.connect),
             "peer": peer,
             "engines": list(self.engines),
             "games": self.games,
@@ -239,6 +240,10 @@ class LineRunner:
             "last_warning": self._tally.last_warning,
             "starts": self.starts,
         }
+
+
+def _address(where: tuple[str, int] | None) -> str | None:
+    return None if where is None else format_address(where[0], where[1])
 
 
 __all__ = ["RESTART_PAUSE", "RETRY_INTERVAL", "LineRunner", "line_logger"]

@@ -111,6 +111,10 @@ def parse_rig(text: str, path: Path) -> RigSpec:
     base = path.resolve().parent
     defaults = _table(path, data, "defaults")
     for key in defaults:
+        if key not in line_keys():
+            raise ConfigError(f"{path}: [defaults]: unknown key '{key}'"
+                              f"{_meant(key, [*line_keys(), *TOP])} (dxserial serve --keys "
+                              "lists them)")
         if key in OWN:
             raise ConfigError(f"{path}: [defaults]: '{key}' belongs to each line, not to "
                               "[defaults]")
@@ -220,7 +224,7 @@ def _plain(value: Any, kind: type) -> Any:
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
-        if kind is float and (math.isnan(value) or value < 0):
+        if isinstance(value, float) and (math.isnan(value) or value < 0):
             raise ConfigError(f"expected a number >= 0, got {value!r}")
         return value
     raise ConfigError(f"expected {_KIND_NAMES.get(kind, kind.__name__)}, got {value!r}")
