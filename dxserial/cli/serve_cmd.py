@@ -71,9 +71,9 @@ def serve_command(
         raise ConfigError("--json goes with --status")
     spec = read_rig(rig)
     if status:
-        from dxserial.serve.status import read_status, render, socket_path
+        from dxserial.serve.status import find_socket, read_status, render
 
-        answer = read_status(socket_path(spec))
+        answer = read_status(find_socket(spec))
         typer.echo(json.dumps(answer, indent=2) if as_json else render(answer))
         return
     if check:

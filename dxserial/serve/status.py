@@ -34,11 +34,24 @@ def runtime_dir(env: Mapping[str, str] = os.environ) -> Path:
     return Path(f"/tmp/dxserial-{os.getuid()}")
 
 
+#: Where systemd puts the serve unit's runtime folder (RuntimeDirectory=dxserial).
+SYSTEM_RUNTIME = Path("/run/dxserial")
+
+
 def socket_path(spec: RigSpec, env: Mapping[str, str] = os.environ) -> Path:
-    """The status socket of the rig ``spec`` reads."""
+    """The status socket the daemon of ``spec`` opens."""
     if spec.status is not None:
         return spec.status
     return runtime_dir(env) / f"serve-{spec.path.stem}.sock"
+
+
+def find_socket(spec: RigSpec, env: Mapping[str, str] = os.environ) -> Path:
+    """The status socket a client asks: the daemon's, whether systemd or a shell started it."""
+    mine = socket_path(spec, env)
+    if spec.status is not None or mine.exists():
+        return mine
+    system = SYSTEM_RUNTIME / mine.name
+    return system if system.exists() else mine
 
 
 async def serve_status(path: Path, snapshot: Callable[[], dict[str, Any]]) -> asyncio.Server:
@@ -141,4 +154,12 @@ def render(status: dict[str, Any], *, width: int = 60) -> str:
     return "\n".join([head, *body])
 
 
-__all__ = ["read_status", "render", "rows", "runtime_dir", "serve_status", "socket_path"]
+__all__ = [
+    "find_socket",
+    "read_status",
+    "render",
+    "rows",
+    "runtime_dir",
+    "serve_status",
+    "socket_path",
+]
