@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import until
 
 from dxserial.bridge.core import read_counts
@@ -143,8 +145,12 @@ async def lab(directory: Path, names: list[str], spare: list[str] = ()) -> Async
                 await asyncio.wait_for(daemon.wait(), 30)
                 for played in rig.serial.values():
                     played.serial.stop()
-                await asyncio.gather(*(p.serial_task for p in rig.serial.values()),
-                                     return_exceptions=True)
+                tasks = [p.serial_task for p in rig.serial.values()]
+                # A removed line's engine would wait 10 s to deliver to a cable nobody reads.
+                _, waiting = await asyncio.wait(tasks, timeout=2)
+                for task in waiting:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
     finally:
         root.removeHandler(handler)
         root.setLevel(level)
@@ -216,6 +222,8 @@ def test_unplug_replug_and_a_reload_leave_the_other_lines_playing(tmp_path: Path
             assert removed not in daemon.lines
             new_game = await rig.play(added, seed=99)
             results = {n: await task for n, task in games.items()}
+            # The removed line's bridge hung up on its TCP engine, as at any stop.
+            assert results[removed].message == "link lost: the peer closed the connection"
             for name in names:
                 if name == removed:
                     continue
@@ -294,3 +302,56 @@ def test_the_status_socket_answers_with_every_line(tmp_path: Path) -> None:
     assert [row["line"] for row in status["lines"]] == ["one", "two"]
     assert all(row["state"] == "running" and row["listen"].startswith("127.0.0.1:")
                for row in status["lines"])
+
+
+def test_the_web_page_shows_every_lines_games_and_a_row_per_line(tmp_path: Path) -> None:
+    pytest.importorskip("aiohttp", reason="the web view needs aiohttp (pip install dxserial[web])")
+    import json
+    import urllib.request
+
+    from dxserial.live.web import start_web
+    from dxserial.serve.page import RigPage
+
+    async def main() -> dict[str, Any]:
+        names = ["one", "two"]
+        path = tmp_path / "rig.toml"
+        path.write_text(rig_text(names, tmp_path))
+        view = await start_web("127.0.0.1:0", [], lambda _line: None, "dxserial serve test")
+        page = RigPage(view)
+        try:
+            with cables(names) as made:
+                daemon = Daemon(parse_rig(path.read_text(), path), watch=page.publish)
+                daemon.start()
+                rig = Lab(daemon, tmp_path, made)
+                for name in names:
+                    rig.start_serial(name)
+                results = await asyncio.gather(*(rig.play(n, seed=i + 3)
+                                                 for i, n in enumerate(names)))
+                assert all(r.code == 0 for r in results)
+                page.show_lines(daemon.status())
+                url = f"{view.address}state"
+                state: dict[str, Any] = await asyncio.to_thread(
+                    lambda: json.load(urllib.request.urlopen(url, timeout=10)))
+                daemon.stop()
+                await daemon.wait()
+                for played in rig.serial.values():
+                    played.serial.stop()
+                await asyncio.gather(*(p.serial_task for p in rig.serial.values()))
+            return state
+        finally:
+            await view.close()
+
+    state = asyncio.run(main())
+    whites = sorted(game["white"].split("]")[0] + "]" for game in state["games"])
+    assert whites == ["[one]", "[two]"]
+    assert sorted(game["number"] for game in state["games"]) == [1, 2]  # unique across lines
+    table = state["table"]
+    assert table[0] == "Lines" and table[1].split() == [
+        "line", "port", "state", "tcp", "engines", "games", "messages", "warnings"]
+    # Columns apart by two spaces; a cell's own spaces are no-break spaces (one cell).
+    cells = [[c.replace("\u00a0", " ") for c in re.split(r" {2,}", row.strip())]
+             for row in table[2:]]
+    rows = {row[0]: row for row in cells}
+    assert all("serial-" in row[4] and "tcp-" in row[4] for row in cells)
+    assert sorted(rows) == ["one", "two"] and all(row[2] == "running" for row in rows.values())
+    assert all(row[5] == "1" for row in rows.values())  # a game each

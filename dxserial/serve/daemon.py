@@ -58,6 +58,8 @@ class Daemon:
     async def reload(self, spec: RigSpec | None = None) -> str:
         """Follow the file (or ``spec``): the one-line summary of what changed."""
         async with self._lock:
+            if self._stopped.is_set():
+                return "stopping: the file is not read again"
             if spec is None:
                 try:
                     spec = read_rig(self.spec.path)
@@ -74,6 +76,8 @@ class Daemon:
                 runner.stop()
             for runner in going:  # their ports and addresses are free before the new ones
                 await runner.wait()
+            if self._stopped.is_set():  # a stop came meanwhile: start nothing new
+                return "stopping: the reload was not finished"
             for name in changed + added:
                 self.lines[name] = runner = self._runner(new[name])
                 runner.start()
