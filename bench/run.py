@@ -23,6 +23,9 @@ Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS
 * ``hostile``: bench/hostile.py, hostile TCP clients (random bytes, control bytes, huge
   frames, many clients, reconnects, silence, half a message) one at a time against a bridge
   with a built-in engine on the serial end: alive, the next game played, memory, log lines.
+* ``serve``: bench/serve_memory.py, ``dxserial serve``'s resident memory with 1, 8 and 32
+  lines beside ser2net serving the same lines and a ``dxserial bridge`` per line; CPU per
+  message with every line busy.
 * ``fuzz``: the long form of tests/test_fuzz.py, ``DXSERIAL_FUZZ_SECONDS`` (default 20)
   per target; see bench/fuzz.py.
 
@@ -53,6 +56,7 @@ from game_latency import run_section as game_section
 from hostile import section as run_hostile  # bench/hostile.py
 from perf import run_idle, run_movegen, run_nulmodem, run_parsing  # bench/perf.py
 from probe_matrix import run_section as run_probe  # bench/probe_matrix.py
+from serve_memory import section as serve_section  # bench/serve_memory.py
 from soak import section as run_soak  # bench/soak.py
 
 HERE = Path(__file__).resolve().parent
@@ -242,6 +246,8 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
     "soak": ("Soak: games through the bridge over NULMODEM", run_soak),
     "hostile": ("Hostile TCP clients, one attack at a time", run_hostile),
     "probe": ("dxserial probe against every peer of its issue, real processes", run_probe),
+    "serve": ("dxserial serve: memory per line and CPU per message beside ser2net",
+              lambda args: serve_section(min(args.repeat, 3))),
 }
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import re
+import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -355,3 +357,84 @@ def test_the_web_page_shows_every_lines_games_and_a_row_per_line(tmp_path: Path)
     assert all("serial-" in row[4] and "tcp-" in row[4] for row in cells)
     assert sorted(rows) == ["one", "two"] and all(row[2] == "running" for row in rows.values())
     assert all(row[5] == "1" for row in rows.values())  # a game each
+
+
+def test_an_adapter_back_under_another_name_is_found_by_its_serial_number(
+    tmp_path: Path,
+) -> None:
+    """No udev link: ttyUSB0 comes back as ttyUSB1; the line follows its serial number and
+    its bridge reopens the new path, its TCP session kept."""
+    where = {"A1B2": "memory://old"}
+    path = tmp_path / "rig.toml"
+    path.write_text('[lines.usb]\nserial_number = "A1B2"\nlisten = "127.0.0.1:0"\n'
+                    "echo_timeout = 0.5\nmax_attempts = 1000\n")
+
+    records: list[logging.LogRecord] = []
+
+    async def main() -> None:
+        with cables(["old", "new"]) as made:
+            daemon = Daemon(parse_rig(path.read_text(), path), retry=0.05,
+                            finder=where.get)
+            daemon.start()
+            rig = Lab(daemon, tmp_path, {"usb": made["new"]}, records=records)
+            line = daemon.lines["usb"]
+            try:
+                await until(lambda: line.state == "running")
+                assert line.status()["device"] == "memory://old"
+                bridge = line.bridge
+                with socket.create_connection(("127.0.0.1", rig.address("usb"))):
+                    await until(lambda: line.status()["peer"] is not None)
+                    peer = line.status()["peer"]
+                    made["old"].unplug()
+                    await until(lambda: line.status()["state"] == "port lost")
+                    where["A1B2"] = "memory://new"
+                    await until(lambda: line.status()["state"] == "running")
+                    row = line.status()
+                    assert (row["device"], row["peer"], row["starts"]) == (
+                        "memory://new", peer, 1)
+                    assert line.bridge is bridge
+                await until(lambda: line.status()["peer"] is None)
+                rig.start_serial("usb")
+                assert (await rig.play("usb")).code == 0
+            finally:
+                daemon.stop()
+                await daemon.wait()
+                for played in rig.serial.values():
+                    played.serial.stop()
+                    await played.serial_task
+
+    handler = _Keep(records)
+    logging.getLogger("dxserial").addHandler(handler)
+    try:
+        asyncio.run(main())
+    finally:
+        logging.getLogger("dxserial").removeHandler(handler)
+    said = [r.getMessage() for r in records if getattr(r, "line", None) == "usb"]
+    assert any("A1B2 is back as memory://new (was memory://old)" in t for t in said), said
+
+
+def test_a_flood_of_garbage_on_one_line_leaves_the_others_game_alone(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with lab(tmp_path, ["calm", "flooded"]) as rig:
+            await until(lambda: all(r.state == "running" for r in rig.daemon.lines.values()))
+            _reader, writer = await asyncio.open_connection("127.0.0.1",
+                                                           rig.address("flooded"))
+            rng = random.Random(7)
+
+            async def flood() -> None:
+                for _ in range(200):  # 200 x 1 KiB of random bytes, frames of nonsense
+                    writer.write(bytes(rng.randrange(256) for _ in range(1024)))
+                    await writer.drain()
+                    await asyncio.sleep(0)
+
+            flooding = asyncio.create_task(flood())
+            result = await rig.play("calm", moves=15)
+            await flooding
+            writer.close()
+            assert result.code == 0
+            calm, flooded = (rig.daemon.lines[n].status() for n in ("calm", "flooded"))
+            assert calm["warnings"] == 0 and calm["games"] == 1, calm
+            assert flooded["warnings"] > 0 and flooded["state"] == "running", flooded
+            assert flooded["counts"]["invalid"] > 0
+
+    asyncio.run(main())

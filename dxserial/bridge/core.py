@@ -130,6 +130,12 @@ class Bridge:
         counts = self.relay.counts
         return {key: counts.get(key, 0) for key in COUNT_KEYS}
 
+    def move_port(self, port: str) -> None:
+        """The lost serial port is back under another name (a replugged adapter that udev
+        gives no stable link): the reopen tries ``port`` from now on, sessions kept."""
+        self.cfg.port = port
+        self.machine.port = port
+
     @property
     def tcp_peer(self) -> str | None:
         """The TCP engine's address while one is connected (for a status line)."""

@@ -19,6 +19,7 @@ from typing import Any
 from dxserial.errors import DxSerialError
 from dxserial.serve.line import RESTART_PAUSE, RETRY_INTERVAL, LineRunner
 from dxserial.serve.rig import LineSpec, RigSpec, read_rig
+from dxserial.serve.usb import find_serial_number
 
 log = logging.getLogger("dxserial.serve")
 
@@ -33,8 +34,10 @@ class Daemon:
         watch: Callable[[str, dict[str, Any]], None] | None = None,
         retry: float = RETRY_INTERVAL,
         restart_pause: float = RESTART_PAUSE,
+        finder: Callable[[str], str | None] = find_serial_number,
     ) -> None:
         self.spec = spec
+        self._find = finder
         self.lines: dict[str, LineRunner] = {}
         self._watch = watch
         self._retry = retry
@@ -46,7 +49,7 @@ class Daemon:
 
     def _runner(self, spec: LineSpec) -> LineRunner:
         return LineRunner(spec, watch=self._watch, retry=self._retry,
-                          restart_pause=self._restart_pause)
+                          restart_pause=self._restart_pause, finder=self._find)
 
     def start(self) -> None:
         """Start every line (each waits for its port if it is not there yet)."""

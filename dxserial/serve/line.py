@@ -65,8 +65,10 @@ class LineRunner:
         watch: Callable[[str, dict[str, Any]], None] | None = None,
         retry: float = RETRY_INTERVAL,
         restart_pause: float = RESTART_PAUSE,
+        finder: Callable[[str], str | None] = find_serial_number,
     ) -> None:
         self.spec = spec
+        self._find = finder
         self.name = spec.name
         self.log = line_logger(spec.name)
         self._tally = _Tally(spec.name)
@@ -122,7 +124,7 @@ class LineRunner:
         spec = self.spec
         port = spec.config.port
         if spec.serial_number is not None:
-            found = find_serial_number(spec.serial_number)
+            found = self._find(spec.serial_number)
             if found is None:
                 self._waiting(f"no USB adapter with serial number {spec.serial_number} is "
                               "plugged in")
@@ -140,7 +142,14 @@ class LineRunner:
                 watch=self._watched,  # the status shows each line's engines and games
             )
             self.starts += 1
-            await self.bridge.run()
+            follow = None
+            if spec.serial_number is not None:
+                follow = asyncio.create_task(self._follow(spec.serial_number, port))
+            try:
+                await self.bridge.run()
+            finally:
+                if follow is not None:
+                    follow.cancel()
         except DxSerialError as exc:  # the port is not there, busy, the address taken ...
             if self.state == "running":
                 self._failed(f"{exc}")
@@ -159,6 +168,22 @@ class LineRunner:
             return 0.0
         self._failed("the bridge ended by itself")
         return self.restart_pause
+
+    async def _follow(self, serial: str, port: str) -> None:
+        """While the port is lost, look for the adapter: on another path (no udev link,
+        ttyUSB0 came back as ttyUSB1) the bridge reopens it there, its sessions kept; alone
+        it would wait for the old path."""
+        while True:
+            await asyncio.sleep(self.retry)
+            bridge = self.bridge
+            if bridge is None or bridge.driver.port(SERIAL) is not None:
+                continue
+            found = self._find(serial)
+            if found is not None and found != port:
+                self.log.warning("the adapter with serial number %s is back as %s (was %s): "
+                                 "the line reopens it there", serial, found, port)
+                bridge.move_port(found)
+                self.port = port = found
 
     def _keep_counts(self) -> None:
         bridge, self.bridge = self.bridge, None
