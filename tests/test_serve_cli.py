@@ -94,3 +94,14 @@ def test_check_and_keys(tmp_path: Path) -> None:
         "0.0.0.0", 27531)
     for key in line_keys():
         assert f"{key} = " in keys.stdout, key
+
+
+def test_status_without_a_daemon_is_one_line(tmp_path: Path) -> None:
+    rig = tmp_path / "rig.toml"
+    rig.write_text(f'status = "{tmp_path}/none.sock"\n[lines.a]\nport = "/dev/ttyUSB0"\n'
+                   'listen = ":27600"\n')
+    result = run_cli("serve", str(rig), "--status")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"dxserial: error: no dxserial serve is running for this rig ({tmp_path}/none.sock "
+        "does not exist)"]
