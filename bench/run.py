@@ -26,6 +26,9 @@ Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS
 * ``serve``: bench/serve_memory.py, ``dxserial serve``'s resident memory with 1, 8 and 32
   lines beside ser2net serving the same lines and a ``dxserial bridge`` per line; CPU per
   message with every line busy.
+* ``serve-rig``: bench/serve_rig.py, 16 lines on vpairs with built-in engines on both ends,
+  a game on each at once, one cable unplugged and replugged, one line removed and one added
+  by SIGHUP: every PDN replays, every line's counts add up, the others untouched.
 * ``fuzz``: the long form of tests/test_fuzz.py, ``DXSERIAL_FUZZ_SECONDS`` (default 20)
   per target; see bench/fuzz.py.
 
@@ -57,6 +60,7 @@ from hostile import section as run_hostile  # bench/hostile.py
 from perf import run_idle, run_movegen, run_nulmodem, run_parsing  # bench/perf.py
 from probe_matrix import run_section as run_probe  # bench/probe_matrix.py
 from serve_memory import section as serve_section  # bench/serve_memory.py
+from serve_rig import section as serve_rig_section  # bench/serve_rig.py
 from soak import section as run_soak  # bench/soak.py
 
 HERE = Path(__file__).resolve().parent
@@ -248,6 +252,8 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
     "probe": ("dxserial probe against every peer of its issue, real processes", run_probe),
     "serve": ("dxserial serve: memory per line and CPU per message beside ser2net",
               lambda args: serve_section(min(args.repeat, 3))),
+    "serve-rig": ("dxserial serve: 16 lines on vpairs, unplugged and reloaded while they play",
+                  lambda args: serve_rig_section()),
 }
 
 

@@ -105,3 +105,15 @@ def test_status_without_a_daemon_is_one_line(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines() == [
         f"dxserial: error: no dxserial serve is running for this rig ({tmp_path}/none.sock "
         "does not exist)"]
+
+
+def test_sixteen_lines_on_vpairs_unplug_and_sighup_while_they_play() -> None:
+    """The done-when of issue 31, short form of bench/serve_rig.py: 16 lines on vpair
+    cables, a game on each at once, a cable end unplugged and replugged, a line removed and
+    one added by SIGHUP; every PDN replays, every line's counts add up, the rest untouched."""
+    import asyncio
+
+    import serve_rig  # bench/serve_rig.py (bench/ is on pytest's pythonpath)
+
+    report = asyncio.run(serve_rig.run(16, 16))
+    assert report["problems"] == [] and report["games"] == 16, report
