@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import urllib.request
 from pathlib import Path
 
 from helpers import run_dxserial as run_cli
@@ -37,7 +38,8 @@ def test_serve_two_lines_sighup_adds_one_status_shows_them(tmp_path: Path) -> No
     rig_file(rig, {"alpha": port_a})
     log = tmp_path / "serve.log"
     try:
-        with Cli("serve", str(rig), stderr_path=log) as serve:
+        with Cli("serve", str(rig), "--web", "127.0.0.1:0", stderr_path=log) as serve:
+            page = serve.out.expect("web view: http://127.0.0.1:", timeout=20).split()[-1]
             serve.out.expect("serve ready: 1 line(s)", timeout=20)
             wait_until(lambda: status(rig).get("alpha", {}).get("state") == "running",
                        20, "line alpha running")
@@ -56,6 +58,14 @@ def test_serve_two_lines_sighup_adds_one_status_shows_them(tmp_path: Path) -> No
             text = run_cli("serve", str(rig), "--status").stdout
             assert text.splitlines()[1].split()[:3] == ["line", "port", "state"]
             assert any(row.startswith("beta ") and "Visitor" in row for row in text.splitlines())
+            # The one page: beta's game among the games, a row per line in its table.
+            def page_shows_both() -> bool:
+                with urllib.request.urlopen(f"{page}state", timeout=10) as answer:
+                    state = json.load(answer)
+                rows = [row.split()[0] for row in state["table"][2:]]
+                return rows == ["alpha", "beta"] and any(
+                    g["white"].startswith("[beta] ") for g in state["games"])
+            wait_until(page_shows_both, 20, "the page's table and beta's game")
             assert serve.stop() == 0
         logged = log.read_text()
         assert "INFO [beta] bridge ready: " in logged

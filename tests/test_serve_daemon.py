@@ -438,3 +438,27 @@ def test_a_flood_of_garbage_on_one_line_leaves_the_others_game_alone(tmp_path: P
             assert flooded["counts"]["invalid"] > 0
 
     asyncio.run(main())
+
+
+def test_a_changed_line_restarts_with_its_new_settings_and_only_it(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with lab(tmp_path, ["same", "changed"]) as rig:
+            daemon = rig.daemon
+            await until(lambda: all(r.state == "running" for r in daemon.lines.values()))
+            kept = daemon.lines["same"]
+            before = daemon.lines["changed"]
+            path = tmp_path / "rig.toml"
+            path.write_text(rig_text(["same", "changed"], tmp_path).replace(
+                'port = "memory://changed"',
+                'port = "memory://changed"\nreferee = "strict"\npeer_grace = 9'))
+            summary = await daemon.reload()
+            assert "changed changed; 1 line(s) untouched" in summary
+            assert daemon.lines["same"] is kept and kept.starts == 1
+            after = daemon.lines["changed"]
+            assert after is not before and before.state == "stopped"
+            await until(lambda: after.state == "running")
+            assert after.bridge is not None
+            assert (after.bridge.cfg.referee, after.bridge.cfg.peer_grace) == ("strict", 9.0)
+            assert (await rig.play("changed")).code == 0
+
+    asyncio.run(main())

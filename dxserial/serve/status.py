@@ -140,7 +140,7 @@ def rows(status: dict[str, Any]) -> list[list[str]]:
     return out
 
 
-def render(status: dict[str, Any], *, width: int = 60) -> str:
+def render(status: dict[str, Any], *, width: int = 44) -> str:
     """``dxserial serve --status``: a line per serial line, aligned."""
     table = [list(COLUMNS), *rows(status)]
     for row in table:
