@@ -23,9 +23,12 @@ from dxserial.bridge.judge import SERIAL
 from dxserial.errors import DxSerialError
 from dxserial.files import output_dir
 from dxserial.game.trace import TraceWriter
+from dxserial.protocol.messages import AcceptCode, GameAccept, GameEnd, GameRequest, Message, Move
 from dxserial.serve.rig import LineSpec
 from dxserial.serve.usb import find_serial_number
 from dxserial.transports.tcp import format_address
+from dxserial.wirelog import enabled as wire_enabled
+from dxserial.wirelog import log_crossing
 
 #: Seconds between attempts to start a line whose port or address is not available.
 RETRY_INTERVAL = 1.0
@@ -87,7 +90,9 @@ class LineRunner:
         self.games = 0
         self.engines: tuple[str, str] = ("", "")
         self.moves = 0
-        self.last_result = ""
+        self._asking = "?"  # the initiator of the GAMEREQ on its way
+        self._in_game = False
+        self._wire = False
         self.counts: dict[str, int] = {}  # of the bridges of this line that ended
         self._stop = asyncio.Event()
         self._said = ""
@@ -137,9 +142,11 @@ class LineRunner:
             if config.pdn is not None:
                 config = replace(config, pdn=output_dir(config.pdn, "PDN folder"))
             writer = TraceWriter(spec.trace) if spec.trace is not None else None
+            self._wire = wire_enabled()
             self.bridge = Bridge(
                 config, trace=writer, on_ready=self._ready, logger=self.log,
-                watch=self._watched,  # the status shows each line's engines and games
+                observer=self._observed,  # the status's engines and games: no board work
+                watch=self._watch_news if self._watch is not None else None,
             )
             self.starts += 1
             follow = None
@@ -212,16 +219,26 @@ class LineRunner:
             self.since = time.time()
         self.state, self.detail = state, detail
 
-    def _watched(self, event: dict[str, Any]) -> None:
-        kind = event.get("kind")
-        if kind == "game":
-            self.engines = (str(event.get("white", "")), str(event.get("black", "")))
-            self.moves = 0
-        elif kind == "move":
+    def _observed(self, direction: str, message: Message) -> None:
+        """Each message queued across: who plays, how far, how many games (the live view's
+        news would tell the same, at the cost of a board position per move)."""
+        if self._wire:
+            log_crossing(direction, message)
+        side = direction.partition("->")[0]
+        if isinstance(message, Move):
             self.moves += 1
-        elif kind == "result":
+        elif isinstance(message, GameRequest):
+            self._asking = f"{message.name.strip() or '?'} ({side})"
+        elif isinstance(message, GameAccept):
+            if message.code is AcceptCode.ACCEPT:
+                self.engines = (self._asking, f"{message.name.strip() or '?'} ({side})")
+                self.moves = 0
+                self._in_game = True
+        elif isinstance(message, GameEnd) and self._in_game:
+            self._in_game = False
             self.games += 1
-            self.last_result = str(event.get("result", ""))
+
+    def _watch_news(self, event: dict[str, Any]) -> None:
         if self._watch is not None:
             self._watch(self.name, event)
 
@@ -258,7 +275,6 @@ class LineRunner:
             "engines": list(self.engines),
             "games": self.games,
             "moves": self.moves,
-            "last_result": self.last_result,
             "messages": counts.get("serial->tcp", 0) + counts.get("tcp->serial", 0),
             "counts": counts,
             "warnings": self._tally.warnings,
