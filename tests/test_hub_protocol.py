@@ -86,7 +86,7 @@ def test_garbage_lines_give_one_clear_error(text: str, says: str) -> None:
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ("level", "no depth=, move-time=, time= or infinite"),
+        ("level", "no depth=, nodes=, move-time=, time= or infinite"),
         ("level time=soon", "is not a number"),
         ("level move-time=-1", "must be >= 0"),
         ("level time=nan", "must be >= 0"),
