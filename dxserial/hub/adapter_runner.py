@@ -80,8 +80,10 @@ class HubAdapterRunner:
         driver, machine = self.driver, self.machine
         fresh = False
         while True:
-            try:
-                port = await self.endpoint.open()
+            try:  # a fresh connection is waited for as long as a first connect is
+                port = await self.endpoint.open(
+                    self.endpoint.options.connect_timeout if fresh else None
+                )
             except DxSerialError as exc:
                 self._lost(str(exc), fresh=fresh)
                 return
