@@ -6,7 +6,9 @@ TCP), as ``dxserial engine`` does.
 into the adapter's and the adapter's actions into the driver's; the Hub side is a raw side
 whose port reads and writes whole lines (:class:`StdioLinePort`).  The Hub side is served at once
 (``hub``/``init`` need no engine); the endpoint is opened meanwhile, and a GAMEREQ sent
-before it is up waits inside the link.
+before it is up waits inside the link.  When the adapter starts over on a fresh
+connection, the machine hangs the engine's side up and :meth:`HubAdapterRunner._connect`
+opens the endpoint again (a reconnect, a reopened port, the next ``listen://`` client).
 """
 
 from __future__ import annotations
