@@ -51,8 +51,9 @@ def test_stop_then_go_and_a_game_through_dxserial_hub_are_the_engines_moves(
         )
         try:
             assert client.handshake() == "dxserial hub"
-            stopped, then = stop_then_go(client, first="level move-time=2", stop_after=0.0)
-            assert stopped.ours and not then.ours, (stopped.lines, then.lines)
+            # (the stopped go may still be the engine's: its MOVE can beat our 'stop')
+            _stopped, then = stop_then_go(client, first="level move-time=2", stop_after=0.0)
+            assert not then.ours, then.lines
             tally = play_game(client, "level move-time=0.2", random_mover(2), max_plies=60)
             assert tally.engine_moves >= 10 and tally.replaced == 0, tally.answers
             assert client.quit() == 0

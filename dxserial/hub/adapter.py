@@ -359,7 +359,7 @@ class HubAdapter:
         self._offer = offer
         self.phase = _Phase.REQUESTED
         self._phase_deadline = now + self.config.answer_timeout
-        level = logging.WARNING if "no " in offer.reading else logging.INFO
+        level = logging.WARNING if offer.approximate else logging.INFO
         return [
             Log(f"GAMEREQ: {offer.describe()} (level {offer.reading})", level),
             SendDxp(request),

@@ -39,6 +39,8 @@ class ClockOffer:
     reading: str
     #: ``level infinite``: the client stops the search itself; no deadline of ours.
     timed: bool = True
+    #: The level asks for what DXP cannot carry (depth, nodes): a warning, not a note.
+    approximate: bool = False
 
     def describe(self) -> str:
         per = f"{self.moves} moves" if self.moves else "the game"
@@ -89,15 +91,15 @@ def offer_for(level: hub.Level, default_minutes: int) -> ClockOffer:
         if level.inc:
             parts.append(f"inc={level.inc:g}")
         return ClockOffer(minutes, moves, " ".join(parts))
+    if level.infinite:
+        return ClockOffer(default_minutes, 0, "infinite (until stop)", timed=False)
     if level.depth is not None:
         reading = f"depth={level.depth} (a DXP engine takes no depth limit)"
     elif level.nodes is not None:
         reading = f"nodes={level.nodes} (a DXP engine takes no node limit)"
-    elif level.infinite:
-        return ClockOffer(default_minutes, 0, "infinite (until stop)", timed=False)
     else:
-        reading = "no level yet"
-    return ClockOffer(default_minutes, 0, reading)
+        reading = "none given yet"
+    return ClockOffer(default_minutes, 0, reading, approximate=True)
 
 
 def game_clock(level: hub.Level, default_minutes: int) -> tuple[int, int]:
