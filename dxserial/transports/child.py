@@ -96,11 +96,6 @@ class Child:
         return self.proc.pid
 
     @property
-    def started(self) -> int | None:
-        """See :func:`start_time` (what a resumed director checks before killing)."""
-        return start_time(self.proc.pid)
-
-    @property
     def returncode(self) -> int | None:
         return self.proc.returncode
 
