@@ -108,3 +108,53 @@ def test_a_restart_after_a_failure_says_the_failure_once() -> None:
     assert sup.events == [
         "failed: exited before it was ready; exit status 3; no such book", "restart 1"
     ]
+
+
+def marked(mark: str) -> list[int]:
+    """Live processes whose environment holds ``DXSERIAL_TEST_RUN=mark``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except (OSError, NotADirectoryError):
+            continue
+        if f"DXSERIAL_TEST_RUN={mark}".encode() in environ.split(b"\0") and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+async def test_what_a_command_started_in_a_session_of_its_own_dies_with_it(
+    tmp_path: Path,
+) -> None:
+    """``setsid`` takes a process out of the engine's group, not out of the keeper's tree."""
+    mark = f"setsid-{os.getpid()}"
+    eng = endpoint(tmp_path, ["sh", "-c", "setsid sleep 100000 & echo daemon started; exit 4"],
+                   "dxp-server", max_restarts=0, env={"DXSERIAL_TEST_RUN": mark})
+    await eng.prepare()
+    with pytest.raises(PortError, match=r"exit status 4.*daemon started"):
+        await eng.open(30)
+    await eng.close()
+    assert marked(mark) == []
+
+
+async def test_a_command_that_ignores_sigterm_is_killed_after_its_stop_grace(
+    tmp_path: Path,
+) -> None:
+    stubborn = ("import signal, socket, sys, threading; signal.signal(signal.SIGTERM, "
+                "signal.SIG_IGN); s = socket.create_server(('127.0.0.1', int(sys.argv[1]))); "
+                "c, _ = s.accept(); threading.Event().wait()")
+    mark = f"stubborn-{os.getpid()}"
+    eng = endpoint(tmp_path, [sys.executable, "-c", stubborn, "{port}"], "dxp-server",
+                   stop_grace=0.5, env={"DXSERIAL_TEST_RUN": mark})
+    await eng.prepare()
+    port = await eng.open(30)
+    child = eng.child
+    assert child is not None
+    start = time.monotonic()
+    await eng.release(port)
+    assert 0.5 <= time.monotonic() - start < 3.0
+    assert child.stopped_by == "SIGKILL"
+    assert "stopped by the director with SIGKILL" in child.status()
+    assert marked(mark) == []
+    await eng.close()

@@ -125,9 +125,10 @@ def _exit_as(status: int) -> None:
         sig = os.WTERMSIG(status)
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core of the keeper
+        with contextlib.suppress(ValueError, OSError):  # SIGKILL and SIGSTOP have none
             signal.signal(sig, signal.SIG_DFL)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
-            os.kill(os.getpid(), sig)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
+        os.kill(os.getpid(), sig)
         os._exit(128 + sig)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
