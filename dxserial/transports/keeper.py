@@ -1,6 +1,7 @@
 """The keeper: a small process between the director and one engine command.
 
-Run as ``python -I -S .../keeper.py PARENT GRACE -- ARGV...`` (standard library only).  The
+Run as ``python -I -S .../keeper.py PARENT GRACE -- ARGV...`` (a few standard modules only:
+it is started before every engine).  The
 director's own children die with it only if something kills them: a SIGKILLed director reaps
 nothing and
 PR_SET_PDEATHSIG reaches just the one process it was set on, not a shell wrapper's
@@ -30,7 +31,6 @@ import resource
 import signal
 import sys
 import time
-from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -55,7 +55,8 @@ def _table() -> dict[int, tuple[int, int]]:
         if not entry.name.isdigit():
             continue
         try:
-            stat = Path(entry.path, "stat").read_text()
+            with open(os.path.join(entry.path, "stat")) as handle:
+                stat = handle.read()
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[-1].split()
@@ -125,7 +126,7 @@ def _exit_as(status: int) -> None:
         sig = os.WTERMSIG(status)
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core of the keeper
-        with contextlib.suppress(ValueError, OSError):  # SIGKILL and SIGSTOP have none
+        with contextlib.suppress(ValueError, OSError):  # SIGKILL, SIGSTOP: no handler
             signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
         os.kill(os.getpid(), sig)
@@ -135,7 +136,10 @@ def _exit_as(status: int) -> None:
 
 def keep(parent: int, grace: float, argv: list[str]) -> None:
     """Run ``argv`` for ``parent`` (the director) and never let it outlive ``parent``."""
-    me, group = os.getpid(), os.getpgid(0)
+    me = os.getpid()
+    if os.getpgid(0) != me:  # its group is the command's, never its starter's
+        os.setpgid(0, 0)
+    group = me
     signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1)
