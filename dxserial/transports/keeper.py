@@ -35,7 +35,7 @@ import time
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 #: Signals the keeper waits for (blocked, taken with sigtimedwait: no handler races).
-_WATCHED = {signal.SIGCHLD, signal.SIGTERM, signal.SIGUSR1, signal.SIGHUP}
+_WATCHED = {signal.SIGCHLD, signal.SIGTERM, signal.SIGUSR1, signal.SIGHUP, signal.SIGINT}
 #: How long the sweep of leftovers may take before the keeper gives up on a process that
 #: does not die (one in uninterruptible sleep).
 _SWEEP_LIMIT = 5.0
