@@ -9,6 +9,7 @@ from __future__ import annotations
 from dxserial.drive.actions import Action, Done, Hangup, News, Say, Send
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.game.news import GameOpened, MoveMade
+from dxserial.game.pdn import to_pdn
 from dxserial.match.conductor import GameConductor
 from dxserial.match.engine import Engine
 from dxserial.match.rules import MatchConfig
@@ -114,7 +115,12 @@ def test_a_whole_game_is_relayed_byte_for_byte_and_ends_at_the_move_limit() -> N
     assert {a.side for a in game.actions if isinstance(a, Hangup)} == {"A", "B"}
     record = game.conductor.record
     assert record is not None and [m.text for m in record.moves][:2] == ["31-26", "20-25"]
-    assert record.comments[1][0].startswith("clock: 0.20 s, 299.8 s left; engine says 3 s")
+    # The director's clock after each move, kept apart from what the MOVE said (3 s).
+    clock = record.clocks[1]
+    assert (clock.mover, clock.white, clock.black, clock.reported) == (Colour.WHITE, 299.8, 300, 3)
+    text = to_pdn(record)
+    assert "1. 31-26 {[%emt 0:00:03]} 20-25 {[%clock W0:05:00 b0:05:00]} 2. 36-31" in text
+    assert "clock: 0.20 s, 299.8 s left; engine says 3 s" in to_pdn(record, annotated=True)
 
 
 def test_an_early_move_waits_for_the_other_engine_to_accept() -> None:

@@ -40,7 +40,11 @@ class FailurePolicy(enum.StrEnum):
 @dataclass(frozen=True)
 class MatchConfig:
     games: int = 2
+    #: The time control the GAMEREQ offers: minutes per player for ``time_moves`` moves
+    #: (0: for the whole game); the director's clock reads it so (``arbiter.time_control``).
     minutes: int = 5
+    time_moves: int = 75
+    #: The director's move limit: a draw after this many full moves (0: none).
     moves: int = 75
     pdn_dir: Path = Path("games")
     on_engine_failure: FailurePolicy = FailurePolicy.STOP
@@ -57,6 +61,8 @@ class MatchConfig:
     start: GameStart | None = None
     #: Seconds an engine may leave our GAMEEND unanswered before its silence is the answer.
     gameend_timeout: float = DEFAULT_GAMEEND_TIMEOUT
+    #: PDN with the referee's notes and the clock as prose (docs/pdn.md), not just commands.
+    pdn_annotated: bool = False
 
 
 @dataclass(frozen=True)
