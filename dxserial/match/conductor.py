@@ -278,7 +278,7 @@ class GameConductor(BaseMachine[str]):
         for side, colour in ((self.white, Colour.WHITE), (self.black, Colour.BLACK)):
             request = GameRequest(
                 name=self.cfg.name, follower_colour=colour, minutes=self.cfg.minutes,
-                moves=self.cfg.time_moves, to_move=self.start.to_move, position=self.start.position,
+                moves=self.cfg.period, to_move=self.start.to_move, position=self.start.position,
             )
             send(self.engines[side], side, request, self.level, out)
         self._deadline = now + self.cfg.move_timeout
@@ -342,13 +342,13 @@ class GameConductor(BaseMachine[str]):
     def _play(self, accepted: dict[str, GameAccept], now: float, out: list[Action]) -> None:
         request = GameRequest(
             name=self.engines["A"].name or "A", follower_colour=self.colours["B"],
-            minutes=self.cfg.minutes, moves=self.cfg.time_moves, to_move=self.start.to_move,
+            minutes=self.cfg.minutes, moves=self.cfg.period, to_move=self.start.to_move,
             position=self.start.position,
         )
         self._judge(request, Role.INITIATOR)
         opened = self._judge(accepted["B"], Role.FOLLOWER)
         self.record = self.recorder.current
-        control = self.cfg.arbiter.control(self.cfg.minutes, self.cfg.time_moves)
+        control = self.cfg.arbiter.control(self.cfg.minutes, self.cfg.period)
         clock = self._clock = GameClock(control) if control is not None else None
         referee = self.referee
         if referee.position is not None:

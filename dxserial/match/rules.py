@@ -41,9 +41,10 @@ class FailurePolicy(enum.StrEnum):
 class MatchConfig:
     games: int = 2
     #: The time control the GAMEREQ offers: minutes per player for ``time_moves`` moves
-    #: (0: for the whole game); the director's clock reads it so (``arbiter.time_control``).
+    #: (0: for the whole game; None: as many as the move limit, where DXP lets an engine
+    #: end the game anyway); the director's clock reads it so (``arbiter.time_control``).
     minutes: int = 5
-    time_moves: int = 75
+    time_moves: int | None = None
     #: The director's move limit: a draw after this many full moves (0: none).
     moves: int = 75
     pdn_dir: Path = Path("games")
@@ -62,7 +63,12 @@ class MatchConfig:
     #: Seconds an engine may leave our GAMEEND unanswered before its silence is the answer.
     gameend_timeout: float = DEFAULT_GAMEEND_TIMEOUT
     #: PDN with the referee's notes and the clock as prose (docs/pdn.md), not just commands.
-    pdn_annotated: bool = False
+    pdn_notes: bool = False
+
+    @property
+    def period(self) -> int:
+        """The GAMEREQ's moves: ``time_moves``, by default the move limit."""
+        return self.moves if self.time_moves is None else self.time_moves
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,7 @@ class Match:
                 self.progress.line(f"engine {side.label}: {where}")
             self.progress.line(
                 f"match: {self.cfg.games} game(s), {self.cfg.moves or 'no'} move limit, "
-                f"time control {time_control_text(self.cfg.minutes, self.cfg.time_moves)}, "
+                f"time control {time_control_text(self.cfg.minutes, self.cfg.period)}, "
                 f"PDN in {self.cfg.pdn_dir}"
             )
             for number in range(1, self.cfg.games + 1):
@@ -198,8 +198,8 @@ class Match:
             result, event=self.cfg.event, label_players=self.cfg.label_players,
             pdn_dir=self.cfg.pdn_dir, opening=start.label, position=start.position,
             to_move=start.to_move,
-            time_control=self.cfg.arbiter.control(self.cfg.minutes, self.cfg.time_moves),
-            annotated=self.cfg.pdn_annotated,
+            time_control=self.cfg.arbiter.control(self.cfg.minutes, self.cfg.period),
+            annotated=self.cfg.pdn_notes,
         )
         if self.watch is not None:
             self.watch(GameClosed(number, result.result, result.reason).event())
