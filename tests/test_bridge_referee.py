@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from pdn_check import both_read
+
 from dxserial.draughts import Position, parse_pdn_move
 from dxserial.game.pdn import read_pdn
 from dxserial.testing.inproc import BridgeThread
@@ -110,7 +112,10 @@ def test_scan_game_is_refereed_clean_and_recorded(
     (record,) = read_pdn(path)
     assert record.result == "1-1"  # E20: a draw
     assert record.termination == "draw claimed by White (initiator), borne out: 5-move rule"
-    assert any(t.startswith("game over: draw by the 5-move rule") for t in record.comments[130])
+    text = path.read_text()  # the reason is the tag's; the prose is --pdn-notes's
+    assert "game over" not in text and "{" not in text  # no clock ran, nothing to say
+    (read,) = both_read(path)  # pydraughts reads the bridge's file, every move legal
+    assert len(read.moves) == 150
     position = Position.start()
     for move in record.moves:
         position = position.play(parse_pdn_move(position, move.text))
@@ -132,4 +137,5 @@ def test_game_cut_short_is_written_with_a_star(cable_rig_factory: CableRigs, tmp
     (record,) = read_pdn(path)
     assert record.result == "*"
     assert [m.text for m in record.moves] == ["34-29"]
-    assert "the tcp engine went away" in path.read_text()
+    assert "the tcp engine went away" in path.read_text()  # the bridge's action, kept
+    both_read(path)
