@@ -123,6 +123,23 @@ def test_a_whole_game_is_relayed_byte_for_byte_and_ends_at_the_move_limit() -> N
     assert "clock: 0.20 s, 299.8 s left; engine says 3 s" in to_pdn(record, annotated=True)
 
 
+def test_the_gamereq_offers_the_time_control_and_the_director_keeps_the_limit() -> None:
+    game = Game(moves=2, time_moves=40, minutes=1)  # 1 minute for 40 moves; a draw at move 2
+    (req,) = game.take("A")
+    assert isinstance(req, GameRequest) and (req.minutes, req.moves) == (1, 40)
+    game.take("B")
+    game.send("A", accept("Alpha"))
+    game.send("B", accept("Beta"))
+    for side, move in (("A", b"M0003312600"), ("B", b"M0001202500"),
+                       ("A", b"M0000363100"), ("B", b"M0002192400")):
+        game.send(side, move)
+    assert game.conductor.result is not None
+    assert game.conductor.result.reason == "draw: move limit of 2 moves reached"
+    by_default = Game(moves=30)  # the GAMEREQ's moves follow the move limit
+    (req,) = by_default.take("A")
+    assert isinstance(req, GameRequest) and (req.minutes, req.moves) == (5, 30)
+
+
 def test_an_early_move_waits_for_the_other_engine_to_accept() -> None:
     game = Game()
     game.take("A"), game.take("B")

@@ -92,6 +92,11 @@ def _wrap(tokens: list[str]) -> list[str]:
     return lines
 
 
+#: Seconds between an engine's MOVE seconds and the director's charge that are only the
+#: report's whole seconds and the line's margin: no ``[%emt]`` for those.
+EMT_AFTER = 1.5
+
+
 def hms(seconds: float) -> str:
     """Whole seconds as ``h:mm:ss`` (PGN's clock commands; rounded as lidraughts does)."""
     s = int(max(0.0, seconds) + 0.5)
@@ -103,7 +108,7 @@ def clock_commands(record: GameRecord, ply: int) -> str:
     (``[%clock w0:04:58 B0:05:00]``, both sides' time left, the mover in lower case), once a
     numbered move (after Black's move, or the game's last), since the clock that did not
     run still shows what it showed; and ``[%emt]``, the time the mover's MOVE said it used,
-    where that is a second or more from what the director charged."""
+    where that is more than :data:`EMT_AFTER` from what the director charged."""
     reading = record.clocks.get(ply)
     if reading is None:
         return ""
@@ -112,7 +117,7 @@ def clock_commands(record: GameRecord, ply: int) -> str:
     if reading.mover is Colour.BLACK or last:
         w, b = ("w", "B") if reading.mover is Colour.WHITE else ("W", "b")
         parts.append(f"[%clock {w}{hms(reading.white)} {b}{hms(reading.black)}]")
-    if abs(reading.reported - reading.charged) >= 1.0:
+    if abs(reading.reported - reading.charged) > EMT_AFTER:
         parts.append(f"[%emt {hms(reading.reported)}]")
     return "{" + " ".join(parts) + "}" if parts else ""
 
