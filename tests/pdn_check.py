@@ -8,14 +8,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from draughts import Board  # pydraughts, a test extra: no skipping, these tests need it
+from draughts.PDN import PDNReader
 
 from dxserial.draughts import Position, parse_pdn_move
 from dxserial.game.pdn import read_pdn
-
-draughts = pytest.importorskip("draughts")  # pydraughts (a test extra)
-from draughts import Board  # noqa: E402
-from draughts.PDN import PDNReader  # noqa: E402
 
 
 @dataclass
