@@ -125,7 +125,9 @@ def test_a_stand_in_that_thinks_past_its_time_loses_on_time(
 def test_a_false_win_claim_is_recorded_and_scored_as_a_loss(
     tmp_path: Path, started: list[Cli]
 ) -> None:
-    stand_in, end, match = play(started, tmp_path, choose=lambda position, ply: EndReason.WIN)
+    stand_in, end, match = play(
+        started, tmp_path, "--pdn-notes", choose=lambda position, ply: EndReason.WIN
+    )
     assert result_line(match).startswith(
         "game 1: 2-0 (Black Stand-in (B) claimed the win, false claim: White can still move;"
         " scored as a loss)"
@@ -135,6 +137,9 @@ def test_a_false_win_claim_is_recorded_and_scored_as_a_loss(
     (path,) = (tmp_path / "pdn").glob("*.pdn")
     (record,) = read_pdn(path)
     assert record.result == "2-0" and "false claim" in record.termination
+    # --pdn-notes: the clock as prose beside White's move, no clock commands.
+    assert any(t.startswith("clock: ") and "engine says 0 s" in t for t in record.comments[1])
+    assert "[%clock" not in path.read_text()
     both_read(path)
 
 

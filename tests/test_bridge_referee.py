@@ -6,9 +6,11 @@ its NULMODEM engine on the other end, a DXP client over TCP.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from pdn_check import both_read
 
 from dxserial.draughts import Position, parse_pdn_move
@@ -86,12 +88,13 @@ def test_nulmodem_duplicate_is_dropped_in_both_modes(cable_rig_factory: CableRig
         rig.stop()
 
 
+@pytest.mark.parametrize("notes", [False, True])
 def test_scan_game_is_refereed_clean_and_recorded(
-    cable_rig_factory: CableRigs, scan_game: list[dict[str, str]], tmp_path: Path
+    cable_rig_factory: CableRigs, scan_game: list[dict[str, str]], tmp_path: Path, notes: bool
 ) -> None:
     games = tmp_path / "games"
     games.mkdir(mode=0o700)
-    rig = cable_rig_factory(referee="strict", pdn=games, seed=5)
+    rig = cable_rig_factory(referee="strict", pdn=games, seed=5, pdn_notes=notes)
     peer = rig.peer
     with DxpClient("127.0.0.1", rig.port) as client:
         for entry in scan_game[:155]:  # the game, its GAMEEND exchange and Scan's CHAT
@@ -112,8 +115,11 @@ def test_scan_game_is_refereed_clean_and_recorded(
     (record,) = read_pdn(path)
     assert record.result == "1-1"  # E20: a draw
     assert record.termination == "draw claimed by White (initiator), borne out: 5-move rule"
-    text = path.read_text()  # the reason is the tag's; the prose is --pdn-notes's
-    assert "game over" not in text and "{" not in text  # no clock ran, nothing to say
+    text = " ".join(path.read_text().split())  # the reason is the tag's
+    if notes:  # --pdn-notes: the referee's note too, where it saw the rule apply
+        assert re.search(r" 65\. \S+ \S+ \{game over: draw by the 5-move rule", text)  # ply 130
+    else:
+        assert "game over" not in text and "{" not in text  # no clock ran, nothing to say
     (read,) = both_read(path)  # pydraughts reads the bridge's file, every move legal
     assert len(read.moves) == 150
     position = Position.start()
