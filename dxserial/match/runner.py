@@ -95,7 +95,10 @@ class Match:
                 self.progress.line(f"engine {side.label}: {where}")
             self.progress.line(
                 f"match: {self.cfg.games} game(s), {self.cfg.moves or 'no'} move limit, "
-                f"time control {time_control_text(self.cfg.minutes, self.cfg.period)}, "
+                f"time control {time_control_text(self.cfg.minutes, self.cfg.period)}"
+                + ("" if self.cfg.arbiter.time_control == "on"
+                   else f" (the director's clock: {self.cfg.arbiter.time_control})")
+                + ", "
                 f"PDN in {self.cfg.pdn_dir}"
             )
             for number in range(1, self.cfg.games + 1):
