@@ -22,7 +22,16 @@ from dxserial.game.news import GameOpened, MoveMade
 from dxserial.game.record import GameRecord, PlyClock, Recorder
 from dxserial.game.referee import GameResult, Policy, Referee, Verdict, chat_for
 from dxserial.match.ending import EndExchange
-from dxserial.match.engine import Engine, Lost, Payload, intake, read, send
+from dxserial.match.engine import (
+    Engine,
+    Lost,
+    Payload,
+    claims_initiator,
+    fail_as_initiator,
+    intake,
+    read,
+    send,
+)
 from dxserial.match.rules import (
     FailurePolicy,
     GameStart,
@@ -133,6 +142,9 @@ class GameConductor(BaseMachine[str]):
         self.status = f"game {self.number}/{self.cfg.games}: starting"
         self._stale = [self.white, self.black]
         out: list[Action] = []
+        for engine in self.engines.values():
+            if engine.initiator is not None and engine.usable:
+                fail_as_initiator(engine, out)  # not a word to it: no GAMEEND 0, no GAMEREQ
         self._next_stale(now, out)
         return out
 
@@ -212,6 +224,11 @@ class GameConductor(BaseMachine[str]):
         if not self.engines[side].connected:
             return []
         out: list[Action] = []
+        if isinstance(payload, GameRequest) and self._phase in (
+            _Phase.NEW, _Phase.STALE, _Phase.OFFER
+        ):
+            self._initiator(side, payload, now, out)
+            return out
         if self._phase is _Phase.STALE:
             self._stale_input(side, payload, now, out)
         elif self._phase is _Phase.OFFER:
@@ -224,6 +241,21 @@ class GameConductor(BaseMachine[str]):
         elif self._phase is _Phase.NEW:
             self._held.append((side, payload))
         return out
+
+    def _initiator(self, side: str, request: GameRequest, now: float, out: list[Action]
+                   ) -> None:
+        """The engine sent its own GAMEREQ: it is set up as initiator.  Before the offer
+        it gets none of ours; during it (the two crossed) it gets nothing more; either way
+        it loses the game as the failure policy says."""
+        engine = self.engines[side]
+        claims_initiator(engine, request, out)
+        if self._phase is _Phase.NEW:
+            return  # begin() fails it
+        fail_as_initiator(engine, out)
+        if self._phase is _Phase.OFFER:
+            self._offered(None, now, out)
+        elif self._closing == side:
+            self._next_stale(now, out)
 
     def _replay_held(self, now: float, out: list[Action]) -> None:
         """What was read early goes to the phase that has just begun."""

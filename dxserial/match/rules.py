@@ -32,6 +32,10 @@ __all__ = [
 ]
 
 
+#: How long a new engine connection is listened to before the director's first GAMEREQ.
+LISTEN_FIRST = 0.3
+
+
 class FailurePolicy(enum.StrEnum):
     STOP = "stop"
     CONTINUE = "continue"
@@ -62,6 +66,9 @@ class MatchConfig:
     start: GameStart | None = None
     #: Seconds an engine may leave our GAMEEND unanswered before its silence is the answer.
     gameend_timeout: float = DEFAULT_GAMEEND_TIMEOUT
+    #: Seconds a new connection is listened to before the first GAMEREQ: an engine set up
+    #: as initiator sends its own at once (see dxserial.match.initiators).
+    listen_first: float = LISTEN_FIRST
     #: PDN with the referee's notes and the clock as prose (docs/pdn.md), not just commands.
     pdn_notes: bool = False
 

@@ -160,6 +160,7 @@ class Match:
             last=last_for, score=self._score_text(),
         )
         interrupted = False
+        fresh = False
         try:
             for side in self.sides:
                 if side.connected and not side.usable:
@@ -168,11 +169,14 @@ class Match:
                 if not side.connected:
                     try:
                         await self.desk.connect(side, self.cfg.connect_timeout, self._stopping)
+                        fresh = True
                     except DxSerialError as exc:
                         out: list[Action] = []
                         side.fail(f"cannot reach it: {exc}", out)
                         for action in out:
                             self._carry(action)
+            if fresh and self.cfg.listen_first > 0:
+                await self._listen_first()
         except Interrupted:
             interrupted = True
         if self._stops:
@@ -211,6 +215,15 @@ class Match:
             f"game {number}: {result.result} ({result.reason})" + (f" -> {path}" if path else "")
         )
         return GameSummary(number, white.label, black.label, result, game.plies, path)
+
+    async def _listen_first(self) -> None:
+        """A new connection is listened to before the first GAMEREQ goes out: an engine
+        set up as initiator sends its own at once, and must not get ours on top of it."""
+        try:
+            await asyncio.wait_for(self._stopping.wait(), self.cfg.listen_first)
+        except TimeoutError:
+            return
+        raise Interrupted
 
     def _carry(self, action: Action) -> None:
         """What the game says that is not for the engines: lines and news."""
