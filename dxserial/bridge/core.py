@@ -78,7 +78,9 @@ class Bridge:
     ) -> None:
         self.cfg = config
         self._on_ready = on_ready
-        self._files = FileWriter(trace, config.pdn, on_written=self._recorded)
+        self._files = FileWriter(
+            trace, config.pdn, on_written=self._recorded, annotated=config.pdn_notes
+        )
         links = {
             SERIAL: make_link(config.link, config.nulmodem, max_queue=config.max_pending),
             TCP: NulLink(max_queue=config.max_pending),

@@ -16,10 +16,10 @@ from collections import deque
 
 from dxserial.drive.actions import Action, Done, Log, News, Say, Send
 from dxserial.drive.machine import BaseMachine
-from dxserial.game.arbiter import clock_comment, clock_left, time_loss
+from dxserial.game.arbiter import clock_left, time_loss
 from dxserial.game.clock import GameClock
 from dxserial.game.news import GameOpened, MoveMade
-from dxserial.game.record import GameRecord, Recorder
+from dxserial.game.record import GameRecord, PlyClock, Recorder
 from dxserial.game.referee import GameResult, Policy, Referee, Verdict, chat_for
 from dxserial.match.ending import EndExchange
 from dxserial.match.engine import (
@@ -310,7 +310,7 @@ class GameConductor(BaseMachine[str]):
         for side, colour in ((self.white, Colour.WHITE), (self.black, Colour.BLACK)):
             request = GameRequest(
                 name=self.cfg.name, follower_colour=colour, minutes=self.cfg.minutes,
-                moves=self.cfg.moves, to_move=self.start.to_move, position=self.start.position,
+                moves=self.cfg.period, to_move=self.start.to_move, position=self.start.position,
             )
             send(self.engines[side], side, request, self.level, out)
         self._deadline = now + self.cfg.move_timeout
@@ -374,13 +374,13 @@ class GameConductor(BaseMachine[str]):
     def _play(self, accepted: dict[str, GameAccept], now: float, out: list[Action]) -> None:
         request = GameRequest(
             name=self.engines["A"].name or "A", follower_colour=self.colours["B"],
-            minutes=self.cfg.minutes, moves=self.cfg.moves, to_move=self.start.to_move,
+            minutes=self.cfg.minutes, moves=self.cfg.period, to_move=self.start.to_move,
             position=self.start.position,
         )
         self._judge(request, Role.INITIATOR)
         opened = self._judge(accepted["B"], Role.FOLLOWER)
         self.record = self.recorder.current
-        control = self.cfg.arbiter.control(self.cfg.minutes, self.cfg.moves)
+        control = self.cfg.arbiter.control(self.cfg.minutes, self.cfg.period)
         clock = self._clock = GameClock(control) if control is not None else None
         referee = self.referee
         if referee.position is not None:
@@ -466,8 +466,10 @@ class GameConductor(BaseMachine[str]):
         if clock is not None:
             clock.start(self.colours[other], now)
             if self.record is not None:
-                left = clock.left(colour, now)
-                self.record.add_comment(clock_comment(charged, left, msg.seconds))
+                self.record.add_clock(PlyClock(
+                    colour, clock.left(Colour.WHITE, now), clock.left(Colour.BLACK, now),
+                    charged, msg.seconds,
+                ))
         if referee.position is not None:
             out.append(News(MoveMade(
                 self.number, referee.dialogue.plies, verdict.pdn or "?", colour,

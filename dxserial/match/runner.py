@@ -21,7 +21,7 @@ from dxserial.game.news import GameClosed, TableShown, Watcher
 from dxserial.game.referee import GameResult
 from dxserial.match.conductor import GameConductor
 from dxserial.match.links import EngineDesk, Interrupted, MatchEngine, Playing
-from dxserial.match.pdn import Player, save_game
+from dxserial.match.pdn import Player, save_game, time_control_text
 from dxserial.match.rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.match.standings import (
     GameSummary,
@@ -95,6 +95,10 @@ class Match:
                 self.progress.line(f"engine {side.label}: {where}")
             self.progress.line(
                 f"match: {self.cfg.games} game(s), {self.cfg.moves or 'no'} move limit, "
+                f"time control {time_control_text(self.cfg.minutes, self.cfg.period)}"
+                + ("" if self.cfg.arbiter.time_control == "on"
+                   else f" (the director's clock: {self.cfg.arbiter.time_control})")
+                + ", "
                 f"PDN in {self.cfg.pdn_dir}"
             )
             for number in range(1, self.cfg.games + 1):
@@ -201,7 +205,8 @@ class Match:
             result, event=self.cfg.event, label_players=self.cfg.label_players,
             pdn_dir=self.cfg.pdn_dir, opening=start.label, position=start.position,
             to_move=start.to_move,
-            time_control=self.cfg.arbiter.control(self.cfg.minutes, self.cfg.moves),
+            time_control=self.cfg.arbiter.control(self.cfg.minutes, self.cfg.period),
+            annotated=self.cfg.pdn_notes,
         )
         if self.watch is not None:
             self.watch(GameClosed(number, result.result, result.reason).event())

@@ -117,7 +117,9 @@ class Tournament:
         self.config = MatchConfig(
             games=len(self.schedule.games),
             minutes=spec.minutes,
+            time_moves=spec.time_moves,
             moves=spec.moves,
+            pdn_notes=spec.pdn_notes,
             pdn_dir=spec.pdn,
             on_engine_failure=FailurePolicy.CONTINUE,
             move_timeout=spec.move_timeout,
