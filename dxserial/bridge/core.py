@@ -81,7 +81,10 @@ class Bridge:
         self._on_ready = on_ready
         #: Where this bridge logs (``dxserial serve`` gives each line a logger of its own).
         self.log = logger or log
-        self._files = FileWriter(trace, config.pdn, on_written=self._recorded, log=self.log)
+        self._files = FileWriter(
+            trace, config.pdn, on_written=self._recorded, annotated=config.pdn_notes,
+            log=self.log,
+        )
         links = {
             SERIAL: make_link(config.link, config.nulmodem, max_queue=config.max_pending),
             TCP: NulLink(max_queue=config.max_pending),

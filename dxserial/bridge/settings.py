@@ -38,6 +38,8 @@ class BridgeConfig:
     shutdown_grace: float = 1.0
     referee: Literal["off", "warn", "strict"] = "warn"
     pdn: Path | None = None
+    # PDN with the referee's notes as prose too (docs/pdn.md).
+    pdn_notes: bool = False
     # A TCP engine that leaves mid-game has this long before the bridge closes its game.
     peer_grace: float = DEFAULT_PEER_GRACE
     # A serial port that vanished has this long to come back before its engine counts as

@@ -45,6 +45,7 @@ LINE: dict[str, tuple[str, str]] = {
     "on_invalid": ('"drop"', 'invalid DXP: "drop" or "forward"'),
     "pdn": ('"/var/lib/dxserial/games/{line}"', "a PDN file per game in this folder ({line}: "
             "the line's name)"),
+    "pdn_notes": ("false", "with pdn: the referee's notes in the PDN too (docs/pdn.md)"),
     "trace": ('"/var/log/dxserial/{line}.jsonl"', "a JSON line per message and event"),
     "allow": ('"192.168.1.0/24"', "TCP clients only from these ranges"),
     "block_console": ("true", "drop CHATs starting with 'console ' (default: unless on "

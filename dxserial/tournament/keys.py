@@ -14,12 +14,16 @@ TOP: dict[str, tuple[str, str]] = {
     "format": ('"round-robin"', 'or "gauntlet": one engine (gauntlet = "NAME") against all'),
     "gauntlet": ('"scan"', "with format = \"gauntlet\": the engine that plays everyone"),
     "rounds": ("1", "each pairing plays every opening this many times, both colours"),
-    "minutes": ("5", "per player, sent in each GAMEREQ"),
-    "moves": ("75", "move limit: a draw after this many full moves (0: none)"),
+    "minutes": ("5", "time control: minutes per player, sent in each GAMEREQ"),
+    "time_moves": ("75", "time control: the moves those minutes are for (0: the game; "
+                   "default: max_moves)"),
+    "max_moves": ("75", "the director's move limit: a draw after this many full moves (0: none)"),
+    "moves": ("75", "the old name of max_moves (give one of the two)"),
     "move_timeout": ("60", "seconds for one move or answer, else a forfeit"),
     "connect_timeout": ("30", "seconds for an engine to be reached at the start"),
     "concurrency": ("1", "games at the same time (--concurrency wins)"),
     "pdn": ('"games"', "folder (relative to the file): a PDN per game, event.pdn, the state"),
+    "pdn_notes": ("false", "PDN with the referee's notes and clocks as prose too"),
     "openings": ('["", "1. 32-28 18-23"]', '"": the normal start; PDN moves or a FEN'),
     "openings_file": ('"book.txt"', "one FEN or PDN move list a line (relative to the file)"),
     "on_unreachable": ('"stop"', 'an engine not reached before its first game: "stop" or '
@@ -52,7 +56,8 @@ ENGINE: dict[str, tuple[str, str]] = {
 }
 
 #: Shown commented out: each needs or excludes something the example does not have.
-COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", *list(ENGINE)[3:]})
+COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", "moves", "time_moves",
+                       *list(ENGINE)[3:]})
 
 
 def example() -> str:

@@ -117,7 +117,9 @@ class Tournament:
         self.config = MatchConfig(
             games=len(self.schedule.games),
             minutes=spec.minutes,
+            time_moves=spec.time_moves,
             moves=spec.moves,
+            pdn_notes=spec.pdn_notes,
             pdn_dir=spec.pdn,
             on_engine_failure=FailurePolicy.CONTINUE,
             move_timeout=spec.move_timeout,
@@ -228,13 +230,7 @@ class Tournament:
             self.state = State.load(self.state_path, self.schedule.fingerprint)
             for side in self.sides.values():
                 side.stale = side.label not in self.pools  # a started engine is fresh
-            for slot, info in self.state.engines.items():
-                pgid, started = info.get("pgid"), info.get("started")
-                if isinstance(pgid, int) and isinstance(started, int) and kill_leftover(
-                    pgid, started
-                ):
-                    self.progress.line(f"engine {slot}: stopped process group {pgid} "
-                                       "left running by the earlier run")
+            self._kill_leftovers()
         self.scores = Scores(self.spec.names, self.state.games.values())
         self._sprt_update()
         total = len(self.schedule.games)
@@ -278,6 +274,21 @@ class Tournament:
             )
         done = len(self.state.games) == total or self.decided is not None
         return done and self.stopped is None
+
+    def _kill_leftovers(self) -> None:
+        """Whatever of an earlier run's engine process groups is still running is killed
+        (its keeper died with the director, or was killed): the state file names each
+        group, its keeper's start time and session, which every member must match."""
+        for slot, info in self.state.engines.items():
+            pgid, started, session = info.get("pgid"), info.get("started"), info.get("session")
+            if not (isinstance(pgid, int) and isinstance(started, int)):
+                continue
+            killed = kill_leftover(pgid, started, session if isinstance(session, int) else None)
+            if killed:
+                self.progress.line(
+                    f"engine {slot}: killed {len(killed)} process(es) of group {pgid} left "
+                    f"running by the earlier run (pids {', '.join(map(str, killed))})"
+                )
 
     async def _loop(self) -> None:
         tasks: dict[asyncio.Task[GameSummary | None], Pairing] = {}

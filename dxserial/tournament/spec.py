@@ -38,7 +38,7 @@ _DEFAULTS: dict[str, Any] = {
     "format": "round-robin",
     "rounds": 1,
     "minutes": 5,
-    "moves": 75,
+    "max_moves": 75,
     "move_timeout": 60.0,
     "connect_timeout": 30.0,
     "pdn": "games",
@@ -48,7 +48,10 @@ _DEFAULTS: dict[str, Any] = {
 }
 _ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_control, ...
 #: Every top-level key the reader takes (``dxserial tournament --keys`` describes each).
-KNOWN_KEYS = frozenset({*_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file"})
+KNOWN_KEYS = frozenset({
+    *_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file", "moves",
+    "time_moves", "pdn_notes",
+})
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,11 @@ class TournamentSpec:
     gauntlet: str | None = None
     rounds: int = 1
     minutes: int = 5
+    #: The director's move limit (``max_moves``; ``moves`` is its old name).
     moves: int = 75
+    #: The GAMEREQ's moves for ``minutes`` (None: the move limit).
+    time_moves: int | None = None
+    pdn_notes: bool = False
     move_timeout: float = 60.0
     connect_timeout: float = 30.0
     pdn: Path = Path("games")
@@ -133,6 +140,12 @@ class TournamentSpec:
                 f"{source}: unknown setting(s) {', '.join(unknown)}; "
                 f"known: {', '.join(sorted(KNOWN_KEYS))}"
             )
+        if "moves" in data:  # the old name, which meant the same
+            if "max_moves" in data:
+                raise ConfigError(
+                    f"{source}: moves is the old name of max_moves: give only max_moves"
+                )
+            data = {k if k != "moves" else "max_moves": v for k, v in data.items()}
         values = {**_DEFAULTS, **data}
         sprt = parse_sprt(data["sprt"], source) if "sprt" in data else None
         if sprt is not None and "rounds" not in data:
@@ -153,19 +166,23 @@ class TournamentSpec:
             raise ConfigError(
                 f"{source}: format 'gauntlet' needs gauntlet = the name of one of the engines"
             )
-        ints = {k: values[k] for k in ("rounds", "minutes", "moves", "concurrency")}
+        ints = {k: values[k] for k in ("rounds", "minutes", "max_moves", "concurrency")}
+        if "time_moves" in data:
+            ints["time_moves"] = data["time_moves"]
         for key, value in ints.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{source}: {key} must be a whole number >= 0, not {value!r}")
         if (
             ints["rounds"] < 1
             or ints["concurrency"] < 1
-            or ints["moves"] > 999
-            or ints["minutes"] > 999
+            or max(ints["max_moves"], ints["minutes"], ints.get("time_moves", 0)) > 999
         ):
             raise ConfigError(
-                f"{source}: rounds and concurrency must be >= 1, moves and minutes 0..999"
+                f"{source}: rounds and concurrency must be >= 1; max_moves, time_moves and"
+                " minutes 0..999"
             )
+        if not isinstance(data.get("pdn_notes", False), bool):
+            raise ConfigError(f"{source}: pdn_notes must be true or false")
         for key in ("move_timeout", "connect_timeout"):
             if not isinstance(values[key], int | float) or not values[key] > 0:
                 raise ConfigError(f"{source}: {key} must be a number of seconds > 0")
@@ -187,7 +204,9 @@ class TournamentSpec:
             gauntlet=gauntlet if fmt == "gauntlet" else None,
             rounds=ints["rounds"],
             minutes=ints["minutes"],
-            moves=ints["moves"],
+            moves=ints["max_moves"],
+            time_moves=ints.get("time_moves"),
+            pdn_notes=bool(data.get("pdn_notes", False)),
             move_timeout=float(values["move_timeout"]),
             connect_timeout=float(values["connect_timeout"]),
             pdn=pdn,
