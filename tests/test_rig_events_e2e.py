@@ -46,7 +46,7 @@ def test_a_bridge_killed_mid_game_and_started_again_leaves_the_serial_engine_pla
         with Bridge(second, end_a, *TEST_BRIDGE_ARGS, serial_check=True) as bridge:
             with tcp_engine(bridge.port, 23, "--games", "1", "--moves", "3") as tcp:
                 assert tcp.wait(60) == 0, tcp.out.lines  # a whole game, then stop code 1
-            assert "in a game of an earlier run" in bridge.log()
+            assert "ending game left open by the previous run (state file" in bridge.log()
             assert serial.proc.poll() is None  # the stop ended the TCP engine's session only
             with tcp_engine(bridge.port, 24, "--games", "1", "--moves", "3") as tcp:
                 assert tcp.wait(60) == 0, tcp.out.lines  # and the next TCP engine plays too

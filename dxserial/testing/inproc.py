@@ -203,6 +203,7 @@ async def bridge_on_cable(
     """
     name = f"test{next(_names)}"
     config.setdefault("serial_check", False)
+    config.setdefault("state_dir", directory)  # the record of the serial engine's game
     cfg = BridgeConfig(
         port=f"memory://{name}", link=link,  # type: ignore[arg-type]
         nulmodem=NulModemSettings(timeout=echo_timeout, max_attempts=max_attempts),
