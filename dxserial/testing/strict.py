@@ -45,7 +45,7 @@ from dxserial.protocol.messages import (
 from dxserial.protocol.session import Phase, Role
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 
-__all__ = ["ALLOWED", "StrictError", "StrictPlayer", "Wait", "main"]
+__all__ = ["ALLOWED", "StrictError", "StrictPlayer", "Wait", "command", "main"]
 
 
 class Wait(enum.StrEnum):
@@ -140,6 +140,11 @@ class StrictPlayer(Player):
     def _refuse(self, what: str) -> NoReturn:
         self.refused = f"strict engine: {what}"
         raise StrictError(self.refused, side=self.role.other.value)
+
+
+def command(endpoint: str, *args: str) -> list[str]:
+    """The argv that runs a strict stand-in on ``endpoint`` (a tournament's command)."""
+    return [sys.executable, "-m", "dxserial.testing.strict", endpoint, *args]
 
 
 def main(argv: list[str] | None = None, *, line: Callable[[str], None] = print) -> int:
