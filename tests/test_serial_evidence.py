@@ -136,3 +136,18 @@ def test_the_record_of_a_game_left_open_stays_until_that_game_is_ended() -> None
     r.send(SERIAL, b"E10")
     r.send(TCP, b"E00")
     assert r.remembered == ["closed"]
+
+
+def test_a_game_message_answering_one_of_this_run_s_is_not_taken_for_an_old_game() -> None:
+    r = rig()
+    r.send(TCP, M1)  # a MOVE with no game (a benchmark's echo peer): forwarded, judged
+    r.send(SERIAL, M1)  # its echo answers this run's message: not evidence of an old game
+    assert r.got[TCP] == [M1] and r.messages("sent-by-bridge") == []
+    r.check_counts()
+
+
+def test_a_game_message_before_this_run_said_anything_is_evidence_of_an_old_game() -> None:
+    r = rig()
+    r.send(SERIAL, M2)  # the bridge restarted; the serial engine was mid-game
+    assert r.got[SERIAL] == [b"E00"] and r.got[TCP] == []
+    assert "with no game open here" in r.messages("sent-by-bridge")[0]["why"]

@@ -7,7 +7,7 @@ engine's first GAMEREQ goes out at once, byte for byte, unless there is evidence
 (a) the bridge's own record: the state file said a game was open when the previous run
     ended, or the serial engine was given up with a game open and is back;
 (b) the serial engine says so: a game message (MOVE, GAMEEND, BACKREQ, BACKACC) with no
-    game open here;
+    game open here, before this run gave it anything to answer;
 (c) where a GAMEACC should come, a refusal, a game message, or silence.
 
 On (a) the GAMEREQ waits while the bridge ends the old game (GAMEEND 0, stop 0, its own,
@@ -129,6 +129,9 @@ class SerialCheck:
         if self.probe is not None:
             self.probe[1].append((item, msg))
             return True
+        if not isinstance(msg, Chat):
+            # What the serial engine says next may answer this: no longer evidence (b).
+            self.known = True
         if (
             not isinstance(msg, GameRequest) or not self._present[SERIAL]
             or self._closeouts.current is not None or self._judge.game_open
