@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from dxserial import demo
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.engine.runner import RunResult
 from dxserial.protocol.links import NulModemSettings
@@ -98,3 +99,24 @@ async def test_the_bridge_dialling_a_strict_engine_plays_whole_games(tmp_path: P
             await stop(serial_task)
             await stop(tcp_task)
     assert strict.refused is None and strict.games_finished == GAMES
+
+
+async def test_the_demo_plays_its_game_with_strict_engines_on_both_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[StrictPlayer] = []
+
+    class Made(StrictPlayer):  # the demo's two engines, made strict
+        def __init__(self, config: PlayerConfig) -> None:
+            super().__init__(config)
+            made.append(self)
+
+    monkeypatch.setattr(demo, "Player", Made)
+    lines: list[str] = []
+    result = await demo.run_demo(
+        demo.DemoOptions(moves=6, baud=None, board=False, depth=1, pdn_dir=tmp_path),
+        out=lines.append,
+    )
+    assert len(made) == 2 and [p.refused for p in made] == [None, None], lines
+    assert [p.games_finished for p in made] == [1, 1]
+    assert result.result.startswith("game 1: ") and result.pdn_path is not None, lines
