@@ -147,10 +147,8 @@ class Bridge:
         is a warning (the bridge then has only the engine's own word as evidence)."""
         where = state_dir(self.cfg.state_dir, os.environ)
         path = state_file(where.path, self.cfg.port)
-        try:
-            record = read_record(path)
-            if record is None:  # check now that it can be written, not at the first game
-                output_dir(where.path, f"state folder ({where.source})")
+        try:  # checked now that it can be written, not at the first game
+            output_dir(where.path, f"state folder ({where.source})")
         except DxSerialError as exc:
             if where.source == "--state-dir":
                 raise
@@ -158,12 +156,18 @@ class Bridge:
                                 "serial engine's game across runs (--state-dir DIR names one)"))
             return None
         self._state_path = path
+        try:
+            record = read_record(path)
+        except DxSerialError as exc:  # a file of someone else's: replaced at the next game
+            self._notes.append((logging.WARNING, f"{exc}: taken as no game open; it is "
+                                "replaced when the next game starts"))
+            return None
         if record is None or not record.open:
             self._notes.append((logging.DEBUG, f"state file {path}: no game open"))
             return None
         evidence = record.evidence(path)
-        self._notes.append((logging.INFO, f"{evidence}: it is ended before the serial engine's "
-                            "next game"))
+        self._notes.append((logging.INFO, f"{evidence}: the previous run left a game open on "
+                            "the serial engine; it is ended before the next GAMEREQ reaches it"))
         return evidence
 
     def _on_action(self, action: Action) -> None:

@@ -64,8 +64,9 @@ class SerialRecord:
     port: str
 
     def evidence(self, path: Path) -> str:
+        """The evidence in a few words, for the log and the trace."""
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.since))
-        return f"state file {path}: a game was open when the previous run ended (since {when})"
+        return f"state file {path}, game open since {when}"
 
 
 def read_record(path: Path) -> SerialRecord | None:

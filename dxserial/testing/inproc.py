@@ -233,15 +233,17 @@ async def until(done: Callable[[], bool], progress: Callable[[], object] = lambd
 @asynccontextmanager
 async def bridge_on_cable(
     directory: Path, *, link: str = "nulmodem", echo_timeout: float = 0.3,
-    max_attempts: int = 100000, cable_args: dict[str, Any] | None = None, **config: Any,
+    max_attempts: int = 100000, cable_args: dict[str, Any] | None = None,
+    name: str | None = None, **config: Any,
 ) -> AsyncIterator[BridgeRun]:
     """A :class:`Bridge` on a fresh in-process cable, listening on 127.0.0.1 (a free port),
     tracing to ``directory/trace.jsonl``; stopped (if the test did not) when the block ends.
 
     ``config``: more :class:`~dxserial.bridge.settings.BridgeConfig` fields.  The serial
-    state check is off unless asked for (a scripted peer would not answer it).
+    state check is off unless asked for (a scripted peer would not answer it); its record
+    goes in ``directory``.  ``name``: the cable's (``memory://NAME``, the same line again).
     """
-    name = f"test{next(_names)}"
+    name = name or f"test{next(_names)}"
     config.setdefault("serial_check", False)
     config.setdefault("state_dir", directory)  # the record of the serial engine's game
     cfg = BridgeConfig(
