@@ -151,3 +151,41 @@ def test_a_game_message_before_this_run_said_anything_is_evidence_of_an_old_game
     r.send(SERIAL, M2)  # the bridge restarted; the serial engine was mid-game
     assert r.got[SERIAL] == [b"E00"] and r.got[TCP] == []
     assert "with no game open here" in r.messages("sent-by-bridge")[0]["why"]
+
+
+def test_a_gameend_where_the_gameacc_should_come_is_answered_and_the_gamereq_sent_again() -> None:
+    r = rig()
+    r.send(TCP, REQ_Z)
+    r.send(SERIAL, b"E00")  # the built-in engine, mid-game, ends that game instead
+    assert r.got[SERIAL] == [REQ_Z, b"E00", REQ_Z] and r.got[TCP] == []
+    r.send(SERIAL, ACC)
+    assert r.got[TCP] == [ACC]
+    r.tick(60.0)
+    assert r.got[SERIAL] == [REQ_Z, b"E00", REQ_Z]
+    r.check_counts()
+
+
+def test_a_game_whose_last_gameend_never_reached_the_serial_engine_stays_open() -> None:
+    r = Rig(deliver=False)
+    r.relay = Relay(RelaySettings(check_serial_state=True))
+    r.join(TCP)
+    for side, raw in [(TCP, REQ_W), (SERIAL, ACC), (SERIAL, M1), (TCP, M2), (SERIAL, b"E20")]:
+        r.send(side, raw)
+        r.confirm(TCP if side == SERIAL else SERIAL)
+    r.send(TCP, b"E00")  # its answer, on its way to the serial engine when the bridge stops
+    assert r.remembered == ["open"]
+    r.apply(r.relay.shutdown(r.now))
+    assert r.remembered == ["open"]  # the next run ends the game it still waits to end
+    r.confirm(SERIAL)
+
+
+def test_the_record_closes_once_the_last_gameend_is_delivered() -> None:
+    r = Rig(deliver=False)
+    r.relay = Relay(RelaySettings(check_serial_state=True))
+    r.join(TCP)
+    for side, raw in [(TCP, REQ_W), (SERIAL, ACC), (SERIAL, M1), (TCP, M2), (SERIAL, b"E20"),
+                      (TCP, b"E00")]:
+        r.send(side, raw)
+        assert r.remembered == ["open"]
+        r.confirm(TCP if side == SERIAL else SERIAL)
+    assert r.remembered == ["open", "closed"]

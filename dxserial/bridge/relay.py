@@ -214,8 +214,10 @@ class Relay:
         self.present[side] = False
         self._records.session(side, self.session[side], "left", why)
         gone = f"the {side} engine went away"
+        undelivered = self._fate.pending(side)
         self._fate.left(side, gone)
-        self._serial.left(side, gone)  # held behind the bridge's check of the serial engine
+        # Held behind the bridge's check of the serial engine; its game, if it had one.
+        self._serial.left(side, gone, undelivered=undelivered)
         if self._closeouts.left(side, gone, self.settings.grace[side], now):
             self._poll(now)
         return self._take()
@@ -248,6 +250,7 @@ class Relay:
         """The bridge stops: whatever was not delivered is lost, each one named."""
         self._settle()
         why = "the bridge stopped"
+        self._serial.freeze()  # its record stays: a game open, or its last GAMEEND undelivered
         self._fate.shutdown(why)
         self._closeouts.shutdown(why)
         record = self.judge.abort(why)
@@ -504,7 +507,7 @@ class Relay:
     def _take(self) -> list[Action]:
         """The actions so far; the judge's news go last (no rule depends on them)."""
         records = self._records
-        remember = self._serial.remember()
+        remember = self._serial.remember(self._fate.pending(SERIAL))
         if remember is not None:  # before the message that starts the game goes out
             records.out.insert(0, remember)
         if self.judge.has_news:

@@ -84,15 +84,20 @@ class SerialCheck:
         self.probe: tuple[float, deque[tuple[Item, Message]]] | None = None  # deadline, held
         self._offer: _Offer | None = None
         self._reoffer: GameRequest | None = None  # offered again once the probe is over
+        self._frozen = False  # the bridge stops: the record stays as the wire left it
 
     # ------------------------------------------------------------------ the record
 
-    def remember(self) -> Remember | None:
+    def remember(self, pending: bool) -> Remember | None:
         """The record to write if it changed: a game is open on the serial engine (or
-        may be, on evidence) or it is not.  Only at a game's start and end, never per move."""
-        if not self._enabled:
+        may be, on evidence) or it is not.  Only at a game's start and end, never per move.
+
+        ``pending``: messages for the serial engine not yet delivered (a game's last
+        GAMEEND): until it has them, its game is not over for it."""
+        if not self._enabled or self._frozen:
             return None
-        now_open = self._judge.game_open or self.evidence is not None or self.probe is not None
+        now_open = (self._judge.game_open or self.evidence is not None or self.probe is not None
+                    or (pending and self._recorded))
         if now_open == self._recorded:
             return None
         self._recorded = now_open
@@ -100,6 +105,10 @@ class SerialCheck:
         return Remember({"game": "open" if now_open else "closed"}, why)
 
     # ------------------------------------------------------------------ inputs
+
+    def freeze(self) -> None:
+        """The bridge stops: what was not delivered is lost, so the record is not touched."""
+        self._frozen = True
 
     def rejoined(self) -> None:
         """The serial engine is back after it was given up: it may be anywhere."""
@@ -166,6 +175,9 @@ class SerialCheck:
                 self._retry(item, now, f"the serial engine refused the GAMEREQ (GAMEACC code "
                             f"{msg.code.value})")
                 return True
+            elif isinstance(msg, GameEnd):  # it ended its old game itself: answered, and
+                self._answer_old(item, offer)  # the GAMEREQ offered again at once
+                return True
             elif isinstance(msg, _GAME_MESSAGES):
                 self._retry(item, now, f"the serial engine sent {msg.NAME} where its GAMEACC "
                             "should come")
@@ -182,10 +194,12 @@ class SerialCheck:
         self.known = True  # it spoke: whatever it says is judged from here
         return False
 
-    def left(self, side: Side, gone: str) -> None:
+    def left(self, side: Side, gone: str, *, undelivered: bool = False) -> None:
         """The engine on ``side`` left: its messages held behind the check are lost; a
-        serial engine given up with a game open may still be in it when it comes back."""
-        if side == SERIAL and self._enabled and self._judge.game_open:
+        serial engine given up with a game open (or with messages of ours it never got)
+        may still be in it when it comes back."""
+        if side == SERIAL and self._enabled and (self._judge.game_open or (
+                undelivered and self._recorded)):
             self.evidence = "the serial engine had a game open when it was given up"
         if side == TCP or self._offer is not None:
             self._offer = None
@@ -235,6 +249,21 @@ class SerialCheck:
         self._start(now, deque(), f"{why}: it may still be in a game; it is ended, then the "
                     "GAMEREQ is offered again (once)")
 
+    def _answer_old(self, item: Item, offer: _Offer) -> None:
+        """Evidence (c), a GAMEEND where the GAMEACC should come: the serial engine ended a
+        game it still had.  Its GAMEEND is answered, and the GAMEREQ offered again, once."""
+        why = "the serial engine sent GAMEEND where its GAMEACC should come"
+        self._records.arrival(item, "dropped", reason="consumed",
+                              error=f"{why}: it ended a game it still had")
+        self._records.log(logging.INFO, f"serial->tcp: '{escape(item.raw)}' not delivered: {why}")
+        self._say(SERIAL, GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE),
+                  f"answers the serial engine's GAMEEND '{escape(item.raw)}' of a game it still "
+                  f"had ({why})", judged=False)
+        self._say(SERIAL, offer.msg, "offers the tcp engine's GAMEREQ again, now that the "
+                  "serial engine's old game is ended", judged=False)
+        self._offer = _Offer(offer.msg, again=True)
+        self.known = True
+
     def _start(self, now: float, held: deque[tuple[Item, Message]], why: str) -> None:
         self.probe = (now + self._timeout, held)
         self._say(SERIAL, GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE), why,
@@ -257,8 +286,12 @@ class SerialCheck:
                 "bridge's earlier run", judged=False,
             )
             return
-        self._start(now, deque(), f"the serial engine sent {msg.NAME} '{escape(item.raw)}' "
-                    "with no game open here: that game of an earlier run is ended")
+        said = f"the serial engine sent {msg.NAME} '{escape(item.raw)}' with no game open here"
+        if self.evidence is not None:
+            said += f"; ending game left open by the previous run ({self.evidence})"
+        else:
+            said += ": that game of an earlier run is ended"
+        self._start(now, deque(), said)
 
     def _end(self, now: float) -> None:
         assert self.probe is not None
