@@ -97,13 +97,14 @@ def test_with_its_record_lost_a_restarted_bridge_learns_of_the_old_game_from_the
             bridge.proc.kill()
             bridge.proc.wait(10)
         with Bridge(second, end_a, *TEST_BRIDGE_ARGS, "--state-dir", str(second / "state"),
-                    serial_check=True) as bridge:
-            with tcp_engine(bridge.port, 27, "--games", "1", "--moves", "3") as tcp:
-                assert tcp.wait(60) == 0, tcp.out.lines
-            said = [json.loads(line) for line in bridge.trace_path.read_text().splitlines()
-                    if '"sent-by-bridge"' in line]
-            # Its move of the old game (sent again by its NULMODEM link) or its answer to
-            # the GAMEREQ, whichever comes first, is the evidence the bridge names.
-            assert said[0]["raw"].startswith("E"), said
-            assert re.search(r"with no game open here|where its GAMEACC should come",
-                             str(said[0]["why"])), said
+                    serial_check=True) as bridge, tcp_engine(
+            bridge.port, 27, "--games", "1", "--moves", "3"
+        ) as tcp:
+            assert tcp.wait(60) == 0, tcp.out.lines
+    said = [json.loads(line) for line in bridge.trace_path.read_text().splitlines()
+            if '"sent-by-bridge"' in line]  # read once the bridge has stopped: all written
+    # Its move of the old game (sent again by its NULMODEM link) or its answer to the
+    # GAMEREQ, whichever comes first, is the evidence the bridge names.
+    assert said and said[0]["raw"].startswith("E"), said
+    assert re.search(r"with no game open here|where its GAMEACC should come",
+                     str(said[0]["why"])), said

@@ -66,6 +66,14 @@ def own_messages(bridge: Bridge) -> list[str]:
             if r.get("action") == "sent-by-bridge" and "on_behalf_of" not in r]
 
 
+def undelivered(bridge: Bridge) -> set[int]:
+    """The messages for the serial engine whose fate the trace does not tell yet."""
+    records = [json.loads(line) for line in bridge.trace_path.read_text().splitlines()]
+    sent = {r["id"] for r in records if str(r.get("direction", "")).endswith("->serial")
+            and r.get("action") in ("queued", "sent-by-bridge")}
+    return sent - {r["id"] for r in records if r.get("action") in ("delivered", "lost")}
+
+
 def moves(bridge: Bridge) -> int:
     return sum('"type":"MOVE"' in line and '"queued"' in line
                for line in bridge.trace_path.read_text().splitlines())
@@ -83,7 +91,11 @@ def test_a_strict_serial_engine_plays_through_bridges_started_afresh_and_killed(
             with Bridge(run, vpair.path_a, *TEST_BRIDGE_ARGS, serial_check=True) as bridge:
                 with tcp_engine(bridge.port, seed) as tcp:
                     assert tcp.wait(60) == 0, (tcp.out.lines, engine.said())
-                assert own_messages(bridge) == []  # the stop code changed, nothing else
+                # Stopped only once its last GAMEEND reached the engine (else the record
+                # rightly stays open, and the next run ends that game first).
+                wait_until(lambda: not undelivered(bridge), timeout=20,
+                           what="the last messages delivered")
+            assert own_messages(bridge) == []  # the stop code changed, nothing else
         # Killed mid-game: the next run's record says a game was open, so that game is
         # ended (a GAMEEND where the strict engine waits for a move: allowed) first.
         with Bridge(runs[2], vpair.path_a, *TEST_BRIDGE_ARGS, serial_check=True) as bridge, \
