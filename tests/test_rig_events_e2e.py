@@ -74,9 +74,9 @@ def test_a_serial_engine_killed_with_its_port_open_is_ended_towards_tcp_within_t
             assert tcp.expect(timeout=20) == b"E00"  # on its behalf: Black was to move
             # Given up by --serial-grace (1 s) after the link's timeout, not by anything else.
             assert "silent for 1 s more" in bridge.log()
-            said = [json.loads(line) for line in bridge.trace_path.read_text().splitlines()
-                    if '"sent-by-bridge"' in line]
-            assert said[-1]["on_behalf_of"] == "serial"
+        said = [json.loads(line) for line in bridge.trace_path.read_text().splitlines()
+                if '"sent-by-bridge"' in line]  # read once the bridge has stopped: all written
+        assert said and said[-1]["on_behalf_of"] == "serial", said
 
 
 def test_with_its_record_lost_a_restarted_bridge_learns_of_the_old_game_from_the_engine(
