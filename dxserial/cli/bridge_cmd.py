@@ -151,16 +151,23 @@ def bridge_command(
         "--pass-stop",
         rich_help_panel="Stops and restarts",
         envvar="DXSERIAL_PASS_STOP",
-        help="Forward a TCP engine's stop code 1 to the serial engine (default: it gets 0 "
-        "and stays ready).",
+        help="Forward a TCP engine's stop code 1 (default: 0).",
     ),
     serial_check: bool = typer.Option(
         True,
         "--serial-check/--no-serial-check",
         rich_help_panel="Stops and restarts",
         envvar="DXSERIAL_SERIAL_CHECK",
-        help="End any game a serial engine of unknown state may have open before its first "
-        "GAMEREQ (default: on).",
+        help="End the serial engine's old game on evidence only (default: on).",
+        show_default=False,
+    ),
+    state_dir: str | None = typer.Option(
+        None,
+        "--state-dir",
+        metavar="DIR",
+        rich_help_panel="Stops and restarts",
+        envvar="DXSERIAL_STATE_DIR",
+        help="Keep the serial engine's game state in DIR (docs/bridge.md).",
         show_default=False,
     ),
     allow: list[str] | None = typer.Option(
@@ -297,6 +304,7 @@ def bridge_command(
         gameend_timeout=given["gameend_timeout"],
         pass_stop=given["pass_stop"],
         serial_check=given["serial_check"],
+        state_dir=Path(given["state_dir"]) if given["state_dir"] else None,
     )
     writer = TraceWriter(Path(trace)) if trace is not None else None
     try:
@@ -336,6 +344,7 @@ CONFIG_KEYS: dict[str, type] = {
     "gameend_timeout": float,
     "pass_stop": bool,
     "serial_check": bool,
+    "state_dir": str,
     "trace": str,
     "web": str,
     "verbose": int,

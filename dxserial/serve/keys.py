@@ -67,8 +67,8 @@ LINE: dict[str, tuple[str, str]] = {
     "shutdown_grace": ("1.0", "seconds for messages in flight at a stop"),
 }
 
-#: Described ahead of the bridge setting it maps onto (branch r29-bridge adds --state-dir).
-AHEAD = frozenset({"state_dir"})
+#: Keys described ahead of the bridge setting they map onto (none now).
+AHEAD: frozenset[str] = frozenset()
 #: Keys only a line may have: what makes it this line.
 OWN = frozenset({"port", "serial_number", "listen", "connect"})
 #: Shown commented out in the example: each excludes another, or is rarely wanted.
