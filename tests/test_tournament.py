@@ -207,7 +207,8 @@ def test_every_key_of_the_file_is_described_and_the_example_reads() -> None:
     assert set(tournament_keys.TOP) == tournament_file.KNOWN_KEYS - {"engines"}
     kinds = set().union(*engine_command.KIND_KEYS.values())
     assert set(tournament_keys.ENGINE) == {
-        "endpoint", "link", "baud", *engine_command.COMMAND_KEYS, *kinds
+        "endpoint", "link", "baud", *engine_command.COMMAND_KEYS, *kinds,
+        *tournament_file.PLACEMENT_KEYS,
     }
     text = tournament_keys.example()
     engines = text[text.index("[engines.NAME]"):]

@@ -35,6 +35,8 @@ TOP: dict[str, tuple[str, str]] = {
     "clock_margin": ("0.3", "seconds a move not charged to the engine (the line's share)"),
     "sprt": ("{ elo0 = 0, elo1 = 5, alpha = 0.05, beta = 0.05 }",
              "two engines: play game pairs until the SPRT accepts H0 or H1"),
+    "cluster": ('"tcp://10.0.0.5:8786"', "a Dask scheduler: games run on its workers "
+                "(dxserial[cluster], docs/cluster.md; --cluster wins)"),
 }
 
 #: Keys of each [engines.NAME] table.
@@ -53,10 +55,13 @@ ENGINE: dict[str, tuple[str, str]] = {
     "program": ('"DXENG.COM"', 'speaks = "dosbox": the DOS program (default DXENG.COM)'),
     "args": ('""', 'speaks = "dosbox": its arguments'),
     "cycles": ('"max"', 'speaks = "dosbox": DOSBox\'s cpu cycles'),
+    "worker": ('"lab-pc-3"', "on a cluster: only the worker of this --name plays its games"),
+    "resources": ("{ serial = 1 }", "on a cluster: worker resources each of its games holds "
+                  "(dask worker --resources \"serial=1\")"),
 }
 
 #: Shown commented out: each needs or excludes something the example does not have.
-COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", "moves", "time_moves",
+COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", "moves", "time_moves", "cluster",
                        *list(ENGINE)[3:]})
 
 

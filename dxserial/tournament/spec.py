@@ -21,10 +21,11 @@ from dxserial.hosting.command import (
     parse_engine_command,
 )
 from dxserial.tournament.sprt import SprtConfig, parse_sprt
-from dxserial.transports.endpoints import parse_engine_endpoint
+from dxserial.transports.endpoints import EndpointKind, parse_engine_endpoint
 
 __all__ = [
     "KNOWN_KEYS",
+    "PLACEMENT_KEYS",
     "SPRT_ROUNDS",
     "EngineEntry",
     "Opening",
@@ -50,8 +51,10 @@ _ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_co
 #: Every top-level key the reader takes (``dxserial tournament --keys`` describes each).
 KNOWN_KEYS = frozenset({
     *_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file", "moves",
-    "time_moves", "pdn_notes",
+    "time_moves", "pdn_notes", "cluster",
 })
+#: Keys of any engine table that say where its games may run on a cluster (worker resources).
+PLACEMENT_KEYS = frozenset({"worker", "resources"})
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,15 @@ class EngineEntry:
     link: str | None = None
     baud: int | None = None
     command: EngineCommand | None = None
+    #: On a cluster: the worker (its ``--name``) that alone may play this engine's games.
+    worker: str | None = None
+    #: On a cluster: worker resources each of its games holds (``dask worker --resources``).
+    resources: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def bound(self) -> bool:
+        """Tied to a host (a worker name or a resource): its games run only there."""
+        return self.worker is not None or bool(self.resources)
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,8 @@ class TournamentSpec:
     arbiter: ArbiterSettings = field(default_factory=ArbiterSettings)
     on_unreachable: str = "stop"
     sprt: SprtConfig | None = None
+    #: ``tcp://SCHEDULER:PORT`` of a Dask scheduler: games are tasks on its workers.
+    cluster: str | None = None
 
     @classmethod
     def from_toml(
@@ -194,6 +208,11 @@ class TournamentSpec:
         openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
         if sprt is not None and len(engines) != 2:
             raise ConfigError(f"{source}: sprt needs exactly two engines (A is the first listed)")
+        cluster = data.get("cluster")
+        if cluster is not None:
+            cluster = check_cluster(cluster, source)
+            for engine in engines:
+                _check_placed(engine, source)
         pdn = Path(str(values["pdn"]))
         if base is not None and not pdn.is_absolute():
             pdn = base / pdn
@@ -215,6 +234,7 @@ class TournamentSpec:
             arbiter=ArbiterSettings.checked(data, lambda key: f"{source}: {key}"),
             on_unreachable=values["on_unreachable"],
             sprt=sprt,
+            cluster=cluster,
         )
 
     @property
@@ -241,13 +261,59 @@ def _openings_file(name: Any, source: str, base: Path | None) -> list[str]:
     return found
 
 
+def check_cluster(value: Any, source: str) -> str:
+    """``cluster = "tcp://HOST:PORT"``: a Dask scheduler's address, checked for its form."""
+    text = value.strip() if isinstance(value, str) else ""
+    host, sep, port = text.removeprefix("tcp://").rpartition(":")
+    if not text.startswith("tcp://") or not sep or not host or not port.isdigit():
+        raise ConfigError(
+            f'{source}: cluster must be a Dask scheduler\'s address, cluster = '
+            f'"tcp://HOST:PORT" (dask scheduler prints it), not {value!r}'
+        )
+    return text
+
+
+def _check_placed(engine: EngineEntry, source: str) -> None:
+    """On a cluster, an engine on a serial line or listening for its peer is on one host:
+    its table must say which (a worker or a resource), or its games would go anywhere."""
+    if engine.command is not None or engine.bound:
+        return
+    if parse_engine_endpoint(engine.endpoint).kind is not EndpointKind.TCP:
+        raise ConfigError(
+            f"{source}: engine {engine.name!r}: endpoint {engine.endpoint} is on one host: "
+            'say which with worker = "NAME" or resources = { serial = 1 } (see docs/cluster.md)'
+        )
+
+
+def _placement(name: str, entry: dict[str, Any], source: str) -> dict[str, Any]:
+    """``worker`` and ``resources`` of an engine table, checked, as EngineEntry fields."""
+    where = f"{source}: engine {name!r}"
+    worker = entry.get("worker")
+    if worker is not None and (not isinstance(worker, str) or not worker.strip()):
+        raise ConfigError(f'{where}: worker must be a worker\'s name, worker = "lab-pc-3"')
+    raw = entry.get("resources", {})
+    if not isinstance(raw, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in raw.values()
+    ):
+        raise ConfigError(
+            f"{where}: resources must be a table of amounts > 0, resources = {{ serial = 1 }}"
+        )
+    resources = tuple(sorted((str(k), float(v)) for k, v in raw.items()))
+    return {"worker": worker.strip() if worker else None, "resources": resources}
+
+
 def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> EngineEntry:
-    """One ``[engines.NAME]`` table: an endpoint, or a command (``command``/``speaks``)."""
+    """One ``[engines.NAME]`` table: an endpoint, or a command (``command``/``speaks``);
+    either may say where on a cluster its games run (``worker``, ``resources``)."""
+    placed: dict[str, Any] = {}
+    if isinstance(entry, dict):
+        placed = _placement(name, entry, source)
+        entry = {k: v for k, v in entry.items() if k not in PLACEMENT_KEYS}
     if isinstance(entry, dict) and ("command" in entry or "speaks" in entry):
         if "endpoint" in entry:
             raise ConfigError(f"{source}: engine {name!r}: give endpoint or command, not both")
         return EngineEntry(name, "", command=parse_engine_command(
-            name, entry, source=source, base=base))
+            name, entry, source=source, base=base), **placed)
     if not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str):
         raise ConfigError(
             f'{source}: engine {name!r} needs endpoint = "..." or command = [...] with speaks'
@@ -262,4 +328,4 @@ def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> Engin
         parse_engine_endpoint(entry["endpoint"])
     except ConfigError as exc:
         raise ConfigError(f"{source}: engine {name!r}: {exc}") from None
-    return EngineEntry(name, entry["endpoint"], entry.get("link"), entry.get("baud"))
+    return EngineEntry(name, entry["endpoint"], entry.get("link"), entry.get("baud"), **placed)
