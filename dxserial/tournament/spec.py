@@ -30,6 +30,7 @@ __all__ = [
     "EngineEntry",
     "Opening",
     "TournamentSpec",
+    "check_cluster",
     "engine_entry",
     "parse_opening",
 ]
