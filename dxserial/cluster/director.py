@@ -155,15 +155,15 @@ class ClusterTournament(Tournament):
         msg = event[1]
         if not isinstance(msg, dict) or not isinstance(msg.get("game"), int):
             return
-        number, worker = msg["game"], str(msg.get("worker"))
+        number, worker = msg["game"], str(msg.get("name"))
         if msg.get("failed"):
-            self._failed[number] = f"{worker}: {msg['failed']}"
+            self._failed[number] = str(msg["failed"])
             return
         before = self._starts.setdefault(number, [])
         if before:
             failed = self._failed.pop(number, None)
             if failed is not None:
-                why = f"it failed on worker {failed}; tried once more"
+                why = f"{failed}; tried once more"
             else:
                 why = (f"worker {before[-1]} was lost while playing it (the scheduler gave "
                        "it to another worker); the lost attempt is not scored")
@@ -188,7 +188,7 @@ class ClusterTournament(Tournament):
                 try:
                     limit = await self._limit()
                 except OSError as exc:
-                    self._scheduler_lost(str(exc))
+                    self._scheduler_lost(f"{type(exc).__name__}: {exc.strerror or exc}")
                     limit = 0
                 running = list(self._tasks.values())
                 ready = self.schedule.ready(self.state.games, running, self.parallel)

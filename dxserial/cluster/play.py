@@ -38,12 +38,16 @@ def worker_name() -> str:
     return str(worker.name)
 
 
-def _announce(number: int, where: str) -> None:
-    """Tell the director this worker started game ``number`` (a second start is a replay)."""
+def _announce(number: int, where: str, failed: str = "") -> None:
+    """Tell the director this worker started game ``number`` (a second start is a replay),
+    or that it gave up on it (``failed``: why; the task is then tried once more)."""
+    msg: dict[str, object] = {"game": number, "name": where}
+    if failed:
+        msg["failed"] = failed
     try:
         from distributed import get_worker
 
-        get_worker().log_event(STARTED_TOPIC, {"game": number, "worker": where})
+        get_worker().log_event(STARTED_TOPIC, msg)
     except (ImportError, ValueError):
         pass
 
@@ -53,8 +57,12 @@ def play_game(job: GameJob) -> GameOutcome:
     could not be started or reached on this host)."""
     where = worker_name()
     _announce(job.number, where)
-    with tempfile.TemporaryDirectory(prefix=f"dxserial-game{job.number}-") as folder:
-        return asyncio.run(_play(job, Path(folder), where))
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"dxserial-game{job.number}-") as folder:
+            return asyncio.run(_play(job, Path(folder), where))
+    except EngineNotStarted as exc:
+        _announce(job.number, where, failed=str(exc))
+        raise
 
 
 async def _play(job: GameJob, folder: Path, where: str) -> GameOutcome:

@@ -50,6 +50,7 @@ class DaskRig:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
         self.scheduler = self._spawn("scheduler", "--host", "127.0.0.1", "--port",
@@ -58,9 +59,15 @@ class DaskRig:
         _await_line(self.scheduler[1], "Scheduler at:", 60)
         self.workers: dict[str, tuple[subprocess.Popen[str], LineReader]] = {}
 
-    def _spawn(self, *args: str) -> tuple[subprocess.Popen[str], LineReader]:
+    def _spawn(
+        self, *args: str, tmp: Path | None = None
+    ) -> tuple[subprocess.Popen[str], LineReader]:
+        env = dict(os.environ)
+        if tmp is not None:  # a worker's games' folders, where a test can look at them
+            tmp.mkdir(parents=True, exist_ok=True)
+            env["TMPDIR"] = str(tmp)
         proc = subprocess.Popen([PY, "-m", "dask", *args], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True, cwd=self.folder)
+                                stderr=subprocess.PIPE, text=True, cwd=self.folder, env=env)
         assert proc.stderr is not None
         return proc, LineReader(proc.stderr)
 
@@ -69,9 +76,14 @@ class DaskRig:
         extra = ("--resources", resources) if resources else ()
         worker = self._spawn("worker", self.address, "--name", name, "--nthreads",
                              str(threads), "--no-nanny", "--no-dashboard",
-                             "--local-directory", str(self.folder / name), *extra)
+                             "--local-directory", str(self.folder / name), *extra,
+                             tmp=self.games(name))
         self.workers[name] = worker
         _await_line(worker[1], "Registered to:", 60)
+
+    def games(self, name: str) -> Path:
+        """The folder the worker ``name`` plays its games in (its TMPDIR)."""
+        return self.folder / f"{name}-tmp"
 
     def pid(self, name: str) -> int:
         return self.workers[name][0].pid
