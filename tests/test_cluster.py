@@ -165,3 +165,75 @@ def test_a_scheduler_gone_stops_the_event_and_resume_finishes_it(tmp_path: Path)
     assert not set(where) & set(before), (sorted(where), sorted(before))  # nothing replayed
     assert sorted(finished(tmp_path)) == list(range(1, 13))
     assert set(where.values()) == {"w3"}
+
+
+def test_engines_bound_to_a_host_play_only_on_its_worker(tmp_path: Path) -> None:
+    with DaskRig(tmp_path) as rig:
+        rig.add_worker("w1", resources="serial=1")
+        rig.add_worker("w2")
+        file = tmp_path / "lab.toml"
+        file.write_text(
+            f'moves = 6\nminutes = 1\nmove_timeout = 10\ncluster = "{rig.address}"\n'
+            'format = "gauntlet"\ngauntlet = "b"\n'
+            + builtin("a") + "resources = { serial = 1 }\n"
+            + builtin("b", "dxp-client")
+            + builtin("c") + 'worker = "w2"\n'
+            + builtin("d")
+        )
+        cli = Cli("tournament", str(file))
+        out = run_to_end(cli)
+    assert cli.proc.returncode == 0, out
+    where = played(out)
+    state = finished(tmp_path)
+    assert sorted(where) == sorted(state) == list(range(1, 7)), out
+    for number, game in state.items():
+        if "a" in (game["white"], game["black"]):
+            assert where[number] == "w1", (number, where)
+        if "c" in (game["white"], game["black"]):
+            assert where[number] == "w2", (number, where)
+    assert "engine a: runs python (dxp-server) on serial=1" in out
+    assert "engine c: runs python (dxp-server) on worker w2" in out
+
+
+def test_an_engine_that_cannot_start_on_a_worker_stops_the_event_in_one_line(
+    tmp_path: Path,
+) -> None:
+    with DaskRig(tmp_path) as rig:
+        rig.add_worker("w1")
+        file = tmp_path / "lab.toml"
+        broken = [sys.executable, "-c", "import sys; print('no licence here'); sys.exit(3)"]
+        file.write_text(
+            f'moves = 6\nminutes = 1\nmove_timeout = 10\nconnect_timeout = 10\n'
+            f'cluster = "{rig.address}"\n' + builtin("a")
+            + f'[engines.b]\ncommand = {json.dumps(broken)}\nspeaks = "dxp-server"\n'
+            "max_restarts = 0\n"
+        )
+        cli = Cli("tournament", str(file))
+        cli.wait(120)
+        out, error = cli.out.drain(), cli.stderr()
+        cli.close()
+    assert cli.proc.returncode == 1, out
+    assert not finished(tmp_path)  # nothing scored: --resume plays it
+    assert any("started again on worker w1" in line and "tried once more" in line
+               for line in out), out
+    lines = [line for line in error.splitlines() if line.startswith("dxserial: error:")]
+    assert len(lines) == 1 and "engine b could not be started on worker w1" in lines[0], error
+    assert "--resume" in lines[0]
+
+
+def test_a_game_no_worker_can_play_is_named_at_the_start(tmp_path: Path) -> None:
+    with DaskRig(tmp_path) as rig:
+        rig.add_worker("w1")
+        file = tmp_path / "lab.toml"
+        file.write_text(
+            f'moves = 6\nminutes = 1\nmove_timeout = 10\ncluster = "{rig.address}"\n'
+            + builtin("a") + 'resources = { serial = 1 }\n' + builtin("b", "dxp-client")
+        )
+        cli = Cli("tournament", str(file))
+        line = cli.out.expect("cluster: no worker has", timeout=60)
+        assert "serial=1" in line and "wait for one" in line
+        # It waits (nothing is forfeited) until a worker with a serial line joins.
+        rig.add_worker("w2", resources="serial=1")
+        out = run_to_end(cli)
+    assert cli.proc.returncode == 0, out
+    assert set(played(out).values()) == {"w2"}

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from dxserial.cluster.jobs import place
+from dxserial.cluster.jobs import place, placement
 from dxserial.errors import ConfigError
 from dxserial.tournament.spec import TournamentSpec
 
@@ -35,6 +35,8 @@ def test_cluster_and_placement_keys_are_read() -> None:
     assert where.workers == ("lab-pc-3",)
     assert where.resources == {"dos": 2.0, "serial": 1.0}
     assert where.text() == "worker lab-pc-3, dos=2, serial=1"
+    assert placement(a).text() == "dos=2, serial=1" and placement(b).text() == "worker lab-pc-3"
+    assert placement(spec().engines[0]).text() == "any worker"
 
 
 def test_two_engines_on_serial_lines_hold_a_line_each() -> None:

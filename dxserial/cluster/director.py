@@ -28,6 +28,7 @@ from dxserial.cluster.jobs import (
     GameOutcome,
     Placement,
     place,
+    placement,
 )
 from dxserial.cluster.play import play_game
 from dxserial.errors import ConfigError
@@ -133,7 +134,10 @@ class ClusterTournament(Tournament):
                 program = Path(entry.command.command[0]).name if entry.command.command else "dosbox"
                 what = f"runs {program} ({entry.command.speaks})"
             self.progress.line(f"engine {entry.name}: {what} on "
-                               f"{place(entry, entry).text() if entry.bound else 'any worker'}")
+                               f"{placement(entry).text()}")
+        for where in sorted({p.text() for p in self.placements.values() if not _fits(p, workers)}):
+            self.progress.line(f"cluster: no worker has {where} yet: those games wait for one "
+                               "(dask worker --name NAME --resources \"NAME=N\")")
         return True
 
     async def _close(self) -> None:
@@ -286,6 +290,17 @@ def _append(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as out:
         out.write(text if text.endswith("\n") else text + "\n")
+
+
+def _fits(where: Placement, workers: dict[str, Any]) -> bool:
+    """Whether one of the workers (the scheduler's identity of each) can run such a game."""
+    for info in workers.values():
+        have = info.get("resources") or {}
+        if where.workers and str(info.get("name")) not in where.workers:
+            continue
+        if all(have.get(k, 0) >= v for k, v in where.resources.items()):
+            return True
+    return False
 
 
 def _worker_text(info: dict[str, Any]) -> str:

@@ -14,7 +14,8 @@ from dxserial.match.rules import GameStart, MatchConfig
 from dxserial.tournament.spec import EngineEntry
 from dxserial.transports.endpoints import LinkOptions
 
-__all__ = ["STARTED_TOPIC", "EngineNotStarted", "GameJob", "GameOutcome", "Placement", "place"]
+__all__ = ["STARTED_TOPIC", "EngineNotStarted", "GameJob", "GameOutcome", "Placement", "place",
+           "placement"]
 
 #: The topic a worker's "game N started here" events go to (the director names replays).
 STARTED_TOPIC = "dxserial-game-started"
@@ -63,6 +64,12 @@ class Placement:
         parts = [f"worker {w}" for w in self.workers]
         parts += [f"{k}={v:g}" for k, v in sorted(self.resources.items())]
         return ", ".join(parts) or "any worker"
+
+
+def placement(engine: EngineEntry) -> Placement:
+    """Where one engine's games may run, as its table says."""
+    workers = (engine.worker,) if engine.worker is not None else ()
+    return Placement(workers, dict(engine.resources))
 
 
 def place(white: EngineEntry, black: EngineEntry) -> Placement:
