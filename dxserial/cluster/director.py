@@ -141,6 +141,7 @@ class ClusterTournament(Tournament):
         return True
 
     async def _close(self) -> None:
+        await self.desk.shutdown()
         client, self.client = self.client, None
         for task in self._tasks:
             task.cancel()

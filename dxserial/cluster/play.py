@@ -65,6 +65,22 @@ def play_game(job: GameJob) -> GameOutcome:
         raise
 
 
+async def _start(side: MatchEngine, where: str) -> None:
+    await side.endpoint.prepare()
+    if isinstance(side.endpoint, CommandEndpoint):
+        try:
+            await side.endpoint.open_early()
+        except DxSerialError as exc:
+            raise EngineNotStarted(
+                f"engine {side.label} could not be started on worker {where}: {exc}"
+            ) from None
+
+
+async def _close(desk: EngineDesk, side: MatchEngine) -> None:
+    await desk.close(side)
+    await side.endpoint.close()
+
+
 async def _play(job: GameJob, folder: Path, where: str) -> GameOutcome:
     config = dataclasses.replace(job.config, pdn_dir=folder)
     white = MatchEngine(job.white.name, endpoint=entry_endpoint(job.white, job.options, folder))
@@ -72,20 +88,16 @@ async def _play(job: GameJob, folder: Path, where: str) -> GameOutcome:
     desk = EngineDesk()
     match = Match(white, black, config, desk=desk)
     try:
-        for side in (white, black):
-            await side.endpoint.prepare()
-            if isinstance(side.endpoint, CommandEndpoint):
-                try:
-                    await side.endpoint.open_early()
-                except DxSerialError as exc:
-                    raise EngineNotStarted(
-                        f"engine {side.label} could not be started on worker {where}: {exc}"
-                    ) from None
+        # Both engines start at once: a process's start-up is most of a short game.
+        started = await asyncio.gather(*(_start(side, where) for side in (white, black)),
+                                       return_exceptions=True)
+        for failure in started:  # both done (none left starting while they are closed)
+            if isinstance(failure, BaseException):
+                raise failure
         summary = await match.game(job.number, white, black, last=set(job.last), start=job.start)
     finally:
-        for side in (white, black):
-            await desk.close(side)
-            await side.endpoint.close()
+        await asyncio.gather(*(_close(desk, side) for side in (white, black)),
+                             return_exceptions=True)
         await desk.shutdown()
     lost = [s for s in (white, black) if s.failure and s.failure.startswith("cannot reach")]
     if summary is None or lost:
