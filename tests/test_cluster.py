@@ -237,3 +237,31 @@ def test_a_game_no_worker_can_play_is_named_at_the_start(tmp_path: Path) -> None
         out = run_to_end(cli)
     assert cli.proc.returncode == 0, out
     assert set(played(out).values()) == {"w2"}
+
+
+def test_a_stopped_director_scores_nothing_in_flight_and_resumes(tmp_path: Path) -> None:
+    import signal
+
+    with DaskRig(tmp_path) as rig:
+        rig.add_worker("w1")
+        rig.add_worker("w2")
+        file = tmp_path / "lab.toml"
+        file.write_text(
+            f'moves = 6\nminutes = 1\nmove_timeout = 10\ncluster = "{rig.address}"\n'
+            'openings = ["", "1. 32-28 18-23"]\n' + builtin("a") + builtin("b", "dxp-client")
+        )
+        cli = Cli("tournament", str(file))
+        wait_until(lambda: len(finished(tmp_path)) >= 1, timeout=90, what="a game scored")
+        cli.proc.send_signal(signal.SIGINT)
+        cli.wait(30)
+        out, error = cli.out.drain(), cli.stderr()
+        cli.close()
+        assert cli.proc.returncode == 1, (out, error)
+        assert "--resume" in error
+        before = finished(tmp_path)
+        assert 1 <= len(before) < 4
+        cli = Cli("tournament", str(file), "--resume")
+        out = run_to_end(cli)
+    assert cli.proc.returncode == 0, out
+    assert not set(played(out)) & set(before)
+    assert sorted(finished(tmp_path)) == [1, 2, 3, 4]

@@ -175,8 +175,9 @@ class ClusterTournament(Tournament):
                 self.replays += 1
             self.progress.line(f"game {number}: started again on worker {worker}: {why}")
         before.append(worker)
-        game = self.schedule.games[number - 1]
-        self.game_status(number, f"{number}: {game.white}-{game.black} on {worker}")
+        if number in self._futures:  # (the event may come after the game's result)
+            game = self.schedule.games[number - 1]
+            self.game_status(number, f"{number}: {game.white}-{game.black} on {worker}")
 
     async def _limit(self) -> int:
         """Games in flight: the workers' threads (each plays one game), capped by
