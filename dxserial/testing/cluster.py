@@ -56,8 +56,12 @@ class DaskRig:
         self.scheduler = self._spawn("scheduler", "--host", "127.0.0.1", "--port",
                                      str(self.port), "--dashboard-address", "127.0.0.1:0")
         self._logs = {"scheduler": self.scheduler[1]}
-        _await_line(self.scheduler[1], "Scheduler at:", 60)
         self.workers: dict[str, tuple[subprocess.Popen[str], LineReader]] = {}
+        try:
+            _await_line(self.scheduler[1], "Scheduler at:", 60)
+        except BaseException:
+            stop_process(self.scheduler[0], 10)  # nothing left behind by a failed start
+            raise
 
     def _spawn(
         self, *args: str, tmp: Path | None = None
@@ -78,7 +82,7 @@ class DaskRig:
                              str(threads), "--no-nanny", "--no-dashboard",
                              "--local-directory", str(self.folder / name), *extra,
                              tmp=self.games(name))
-        self.workers[name] = worker
+        self.workers[name] = worker  # (stopped by close() even if it never registers)
         _await_line(worker[1], "Registered to:", 60)
 
     def games(self, name: str) -> Path:
