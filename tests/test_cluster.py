@@ -268,3 +268,21 @@ def test_a_stopped_director_scores_nothing_in_flight_and_resumes(tmp_path: Path)
     assert cli.proc.returncode == 0, out
     assert not set(played(out)) & set(before)
     assert sorted(finished(tmp_path)) == list(range(1, 13))
+
+
+def test_engines_bound_to_two_workers_are_refused_before_any_game(tmp_path: Path) -> None:
+    from dxserial.cli.options import link_options
+    from dxserial.cluster.director import ClusterTournament
+    from dxserial.errors import ConfigError
+    from dxserial.match.standings import QuietProgress
+    from dxserial.tournament.spec import TournamentSpec
+
+    spec = TournamentSpec.from_toml(
+        'cluster = "tcp://127.0.0.1:1"\n' + builtin("a") + 'worker = "w1"\n'
+        + builtin("b", "dxp-client") + 'worker = "w2"\n', source="lab.toml", base=tmp_path,
+    )
+    options = link_options("nulmodem", 9600, "0x02", "0x03", 1.0, 5, 30)
+    with pytest.raises(ConfigError, match="bound to different workers") as caught:
+        ClusterTournament(spec, options, address="tcp://127.0.0.1:1", progress=QuietProgress())
+    assert "\n" not in str(caught.value)
+    assert not (tmp_path / "games").exists()  # nothing written, nothing started
