@@ -110,8 +110,11 @@ def run(repeat: int, rounds: int, moves: int) -> str:
 
 
 def section(args: argparse.Namespace | None = None) -> str:
-    """For bench/run.py."""
-    return run(getattr(args, "repeat", None) or 1, 2, 10)
+    """For bench/run.py: short games (the cost around a game), then longer ones."""
+    repeat = min(getattr(args, "repeat", None) or 1, 2)
+    return (f"Short games:\n\n{run(repeat, 2, 10)}\n\n"
+            "More moves a game (`moves = 60`, 1 round; at depth 1 still under a second of "
+            f"play):\n\n{run(repeat, 1, 60)}")
 
 
 def main() -> int:
