@@ -81,10 +81,10 @@ def _bridge_command(kind: str, path: str, port: int, tmp: str) -> list[str]:
     if kind == "transport floor":
         return [sys.executable, str(HERE / "transport_floor.py"), path, str(port)]
     command = [sys.executable, "-m", "dxserial", "bridge", path, "--link", "nul",
-               "--listen", f"127.0.0.1:{port}", "-q", "--no-serial-check"]  # a scripted peer
-    if kind == BASELINE_KIND:
-        return ["env", f"PYTHONPATH={os.environ[BASELINE_ENV]}", *command]
-    return command
+               "--listen", f"127.0.0.1:{port}", "-q"]
+    if kind == BASELINE_KIND:  # a main from before issue 29 spoke first: its check off
+        return ["env", f"PYTHONPATH={os.environ[BASELINE_ENV]}", *command, "--no-serial-check"]
+    return [*command, "--state-dir", str(Path(tmp) / "state")]  # not the user's
 
 
 def play_once(kind: str, games: int, pause: float) -> dict[str, list[float]]:

@@ -300,15 +300,25 @@ class _Sampler:
         except OSError:
             return 0
 
+    def _settled_fds(self) -> int | None:
+        """The fewest open fds of three reads 20 ms apart: a file the bridge has open for a
+        moment at a game's end (its state file, a PDN being written) is not a leak; a leak
+        stays open in all three."""
+        reads: list[int] = []
+        for attempt in range(3):
+            if attempt:
+                time.sleep(0.02)
+            with contextlib.suppress(OSError):
+                reads.append(open_fds(self.bridge.pid))
+        return min(reads) if reads else None
+
     def _run(self) -> None:
         target = 1  # first sample after the first game (the TCP engine is connected then)
         while not self._stop.wait(0.05):
             done = self._count()
             if done < target:
                 continue
-            status, fds = proc_status(self.bridge.pid), None
-            with contextlib.suppress(OSError):
-                fds = open_fds(self.bridge.pid)
+            status, fds = proc_status(self.bridge.pid), self._settled_fds()
             if not status or fds is None:
                 return
             sample = Sample(done, status.get("VmRSS", 0), fds, time.monotonic() - self.started)

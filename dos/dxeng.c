@@ -15,11 +15,13 @@
  * is logged; a GAMEEND is answered as the protocol says.
  *
  * Command line (decimal numbers; every key optional):
- *   DXENG port=1 baud=9600 s=2 e=3 role=f moves=0 colour=z games=1 idle=60 log=DXENG.LOG
+ *   DXENG port=1 baud=9600 s=2 e=3 role=f moves=0 colour=z games=1 idle=60 once=0 log=DXENG.LOG
  * port 1 or 2 (COM1 at 3F8h, COM2 at 2F8h); s/e the NULMODEM start and end bytes; role f
  * (follower: waits for GAMEREQ) or i (initiator: sends GAMEREQ with the moves limit and,
  * as the follower's colour, `colour`, swapped game by game; z: we play White first);
- * idle: seconds without a message before it gives up (0: never).
+ * idle: seconds without a message before it gives up (0: never); once=1: the session ends
+ * at the first GAMEEND it gets, answered or not, in a game or not (a DOS program that plays
+ * one game per run: one that speaks first to it with a GAMEEND never gets its game played).
  * Every step goes to the log file, one line each, prefixed with BIOS ticks since start.
  *
  * Build: build.sh (bcc -Md, K&R C; port I/O and the tick counter are inline as86 below).
@@ -352,7 +354,7 @@ void play(m) struct mv *m;
 /* ------------------------------------------------------------------ DXP */
 
 char name[33] = "DXENG DOS test engine           ";
-int role_initiator, games = 1, game_no, moves_limit;
+int role_initiator, games = 1, game_no, moves_limit, once;
 int my_white, playing, plies, closing;
 unsigned turn_start;
 char out[MAXMSG + 1];
@@ -515,10 +517,21 @@ int handle(msg) char *msg;
     return 0;
   case 'E':
     stop = msg[2] == '1';
+    if (closing && once) {
+      logs("ONCE", "our GAMEEND is answered: one game a session");
+      playing = closing = 0;
+      return 1;
+    }
     if (closing) return closed(closing - 1, stop);
     /* their GAMEEND: answer with reason 0; stop if they stop, or if we want to */
     sprintf(out, "E0%d", stop || (role_initiator && last_game()) ? 1 : 0);
     send_msg(out);
+    if (once) {
+      logs("ONCE", playing ? "the game is over: one game a session" :
+           "a GAMEEND with no game open: the session ends");
+      playing = 0;
+      return 1;
+    }
     return closed(out[2] - '0', stop);
   case 'C':
     logs("CHAT", msg + 1);
@@ -554,6 +567,7 @@ int main(argc, argv) int argc; char **argv;
     else if (!strncmp(a, "idle=", 5)) idle_ticks = atoi(a + 5) * 18;
     else if (!strncmp(a, "colour=", 7)) follower_colour = (a[7] | 0x20) == 'w' ? 'W' : 'Z';
     else if (!strncmp(a, "log=", 4)) logname = a + 4;
+    else if (!strncmp(a, "once=", 5)) once = atoi(a + 5);
     else if (!strncmp(a, "port=", 5)) port = atoi(a + 5);
     else {
       printf("DXENG: unknown argument %s\n", a);

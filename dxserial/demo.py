@@ -149,7 +149,7 @@ async def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> 
                 with VirtualPair(a, b, baud=options.baud) as pair:
                     line = f"{options.baud} baud" if options.baud else "full speed"
                     out(f"virtual null-modem cable: {pair.path_a} <-> {pair.path_b} ({line})")
-                    result = await _play(options, a, b, pdn_dir, show)
+                    result = await _play(options, a, b, pdn_dir, show, Path(tmp) / "state")
         except asyncio.CancelledError:
             kept = sorted(options.pdn_dir.glob("*.pdn")) if options.pdn_dir else []
             raise DemoInterrupted(show.moves, show.started, kept[-1] if kept else None) from None
@@ -162,8 +162,11 @@ async def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> 
 
 
 def _bridge(
-    options: DemoOptions, port: str, pdn_dir: Path, show: _Show, ready: asyncio.Event
+    options: DemoOptions, port: str, pdn_dir: Path, show: _Show, ready: asyncio.Event,
+    state: Path,
 ) -> Bridge:
+    """The bridge with its defaults, but for one game's settings; ``state``: its record of
+    the serial engine's game, in the demo's temporary folder."""
     return Bridge(
         BridgeConfig(
             port=port,
@@ -172,17 +175,19 @@ def _bridge(
             referee="warn",
             pdn=pdn_dir,
             pass_stop=True,  # one game, then both engines stop (the TCP one asks to)
-            serial_check=False,  # the demo starts the serial engine itself: it is idle
+            state_dir=state,
         ),
         on_ready=lambda _line: ready.set(),
         observer=show,
     )
 
 
-async def _play(options: DemoOptions, a: str, b: str, pdn_dir: Path, show: _Show) -> str:
+async def _play(
+    options: DemoOptions, a: str, b: str, pdn_dir: Path, show: _Show, state: Path
+) -> str:
     ready = asyncio.Event()
     out = show.out
-    bridge = _bridge(options, a, pdn_dir, show, ready)
+    bridge = _bridge(options, a, pdn_dir, show, ready, state)
     bridge_task = asyncio.create_task(bridge.run(), name="demo-bridge")
     dos: EngineRunner | None = None
     dos_task: asyncio.Task[RunResult] | None = None
@@ -236,7 +241,9 @@ async def _play_dosbox(options: DemoOptions, tmp: Path, pdn_dir: Path, show: _Sh
     bridge: Bridge | None = None
     bridge_task: asyncio.Task[None] | None = None
     try:
-        bridge, bridge_task = await _bridge_to_dosbox(options, port, pdn_dir, show, proc)
+        bridge, bridge_task = await _bridge_to_dosbox(
+            options, port, pdn_dir, show, proc, tmp / "state"
+        )
         assert bridge.listen_address is not None
         host, tcp_port = bridge.listen_address
         out(f"bridge: dosbox://127.0.0.1:{port} (NULMODEM) <-> {host}:{tcp_port} (TCP)")
@@ -273,6 +280,7 @@ async def _bridge_to_dosbox(
     pdn_dir: Path,
     show: _Show,
     proc: asyncio.subprocess.Process,
+    state: Path,
 ) -> tuple[Bridge, asyncio.Task[None]]:
     """Start the bridge on ``dosbox://``, trying again until DOSBox listens.
 
@@ -282,7 +290,7 @@ async def _bridge_to_dosbox(
     deadline = loop.time() + DOSBOX_START
     while True:
         ready = asyncio.Event()
-        bridge = _bridge(options, f"dosbox://127.0.0.1:{port}", pdn_dir, show, ready)
+        bridge = _bridge(options, f"dosbox://127.0.0.1:{port}", pdn_dir, show, ready, state)
         task = asyncio.create_task(bridge.run(), name="demo-bridge")
         try:
             await _wait_ready(ready, task)

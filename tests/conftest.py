@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +27,12 @@ from dxserial.testing.rig import Rig, RigFactory, rig_factory_for
 # once here, in __pycache__ as usual (git ignores it), they are read from then on.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+# The bridge keeps a record of the serial engine's game in the user's state folder: tests
+# (and the programs they start) keep theirs in a folder of this run's own.
+os.environ.pop("STATE_DIRECTORY", None)
+os.environ["XDG_STATE_HOME"] = _STATE_HOME = tempfile.mkdtemp(prefix="dxserial-test-state-")
+atexit.register(shutil.rmtree, _STATE_HOME, ignore_errors=True)
 
 # Hypothesis's per-example deadline (200 ms) is wall-clock time: on a loaded machine an
 # example waits for a CPU and fails with DeadlineExceeded or Flaky, which says nothing about

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pdn_check import both_read
 
 from dxserial.game.pdn import read_pdn
 from dxserial.protocol.messages import Chat, EndReason, GameEnd
@@ -66,7 +67,9 @@ def test_king_shuffling_ends_by_the_five_move_rule_at_the_latest(
     tmp_path: Path, started: list[Cli]
 ) -> None:
     stand_in, end, match = play(started, tmp_path, "--opening", "W:WK46,K47:BK3")
-    (record,) = read_pdn(next((tmp_path / "pdn").glob("*.pdn")))
+    (path,) = (tmp_path / "pdn").glob("*.pdn")
+    (record,) = read_pdn(path)
+    both_read(path)  # a FEN start, a draw by rule: pydraughts reads it
     assert record.plies <= 10  # 5 moves each at most
     assert record.termination in result_line(match)
     if record.result == "1-1":  # the 5-move rule, or a repetition before it
@@ -90,8 +93,10 @@ def test_forced_repetition_ends_by_threefold_repetition(
         "game 1: 1-1 (draw by threefold repetition (FMJD Annex 1, art. 6))"
         f" -> {next((tmp_path / 'pdn').glob('*.pdn'))}"
     )
-    (record,) = read_pdn(next((tmp_path / "pdn").glob("*.pdn")))
+    (path,) = (tmp_path / "pdn").glob("*.pdn")
+    (record,) = read_pdn(path)
     assert record.plies == 8 and record.result == "1-1"
+    both_read(path)
     assert end.wire == b"E21"
     assert any("for the third time" in text for text in chats(stand_in))
 
@@ -107,30 +112,40 @@ def test_a_stand_in_that_thinks_past_its_time_loses_on_time(
     assert line.startswith("game 1: 2-0 (Black Stand-in (B) lost on time (1 s for the game")
     assert end.reason is EndReason.WIN  # on behalf of White, who won on time
     assert any("lost on time" in text for text in chats(stand_in))
-    (record,) = read_pdn(next((tmp_path / "pdn").glob("*.pdn")))
+    (path,) = (tmp_path / "pdn").glob("*.pdn")
+    (record,) = read_pdn(path)
     assert record.result == "2-0" and "lost on time" in record.termination
     assert record.tags["TimeControl"] == "1"  # the director's clock: 1 s for the game
-    # White's one move carries the director's clock beside what the engine said.
-    assert any(t.startswith("clock: ") and "engine says 0 s" in t for t in record.comments[1])
+    # White's one move carries the director's clock (both sides' time left); the engine's
+    # "0 s" agrees with what it was charged to the second, so no [%emt].
+    assert "1. " in path.read_text() and "{[%clock w0:00:01 B0:00:01]} 2-0" in path.read_text()
+    both_read(path)  # a loss on time, as pydraughts reads it
 
 
 def test_a_false_win_claim_is_recorded_and_scored_as_a_loss(
     tmp_path: Path, started: list[Cli]
 ) -> None:
-    stand_in, end, match = play(started, tmp_path, choose=lambda position, ply: EndReason.WIN)
+    stand_in, end, match = play(
+        started, tmp_path, "--pdn-notes", choose=lambda position, ply: EndReason.WIN
+    )
     assert result_line(match).startswith(
         "game 1: 2-0 (Black Stand-in (B) claimed the win, false claim: White can still move;"
         " scored as a loss)"
     )
     assert end.wire == b"E01"  # the director's answer to the claim
     assert any("false claim" in text for text in chats(stand_in))
-    (record,) = read_pdn(next((tmp_path / "pdn").glob("*.pdn")))
+    (path,) = (tmp_path / "pdn").glob("*.pdn")
+    (record,) = read_pdn(path)
     assert record.result == "2-0" and "false claim" in record.termination
+    # --pdn-notes: the clock as prose beside White's move, no clock commands.
+    assert any(t.startswith("clock: ") and "engine says 0 s" in t for t in record.comments[1])
+    assert "[%clock" not in path.read_text()
+    both_read(path)
 
 
 def test_draw_rules_off_leave_the_move_limit(tmp_path: Path, started: list[Cli]) -> None:
     _, _, match = play(
         started, tmp_path, "--opening", FORCED_REPETITION, "--draw-rules", "off",
-        "--moves", "6", choose=shuttle(3, 9),
+        "--moves", "6", choose=shuttle(3, 9),  # --moves: the old name of --max-moves
     )
     assert result_line(match).startswith("game 1: 1-1 (draw: move limit of 6 moves reached)")

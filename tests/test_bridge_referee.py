@@ -6,8 +6,12 @@ its NULMODEM engine on the other end, a DXP client over TCP.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
+from pdn_check import both_read
 
 from dxserial.draughts import Position, parse_pdn_move
 from dxserial.game.pdn import read_pdn
@@ -84,12 +88,13 @@ def test_nulmodem_duplicate_is_dropped_in_both_modes(cable_rig_factory: CableRig
         rig.stop()
 
 
+@pytest.mark.parametrize("notes", [False, True])
 def test_scan_game_is_refereed_clean_and_recorded(
-    cable_rig_factory: CableRigs, scan_game: list[dict[str, str]], tmp_path: Path
+    cable_rig_factory: CableRigs, scan_game: list[dict[str, str]], tmp_path: Path, notes: bool
 ) -> None:
     games = tmp_path / "games"
     games.mkdir(mode=0o700)
-    rig = cable_rig_factory(referee="strict", pdn=games, seed=5)
+    rig = cable_rig_factory(referee="strict", pdn=games, seed=5, pdn_notes=notes)
     peer = rig.peer
     with DxpClient("127.0.0.1", rig.port) as client:
         for entry in scan_game[:155]:  # the game, its GAMEEND exchange and Scan's CHAT
@@ -110,7 +115,13 @@ def test_scan_game_is_refereed_clean_and_recorded(
     (record,) = read_pdn(path)
     assert record.result == "1-1"  # E20: a draw
     assert record.termination == "draw claimed by White (initiator), borne out: 5-move rule"
-    assert any(t.startswith("game over: draw by the 5-move rule") for t in record.comments[130])
+    text = " ".join(path.read_text().split())  # the reason is the tag's
+    if notes:  # --pdn-notes: the referee's note too, where it saw the rule apply
+        assert re.search(r" 65\. \S+ \S+ \{game over: draw by the 5-move rule", text)  # ply 130
+    else:
+        assert "game over" not in text and "{" not in text  # no clock ran, nothing to say
+    (read,) = both_read(path)  # pydraughts reads the bridge's file, every move legal
+    assert len(read.moves) == 150
     position = Position.start()
     for move in record.moves:
         position = position.play(parse_pdn_move(position, move.text))
@@ -132,4 +143,5 @@ def test_game_cut_short_is_written_with_a_star(cable_rig_factory: CableRigs, tmp
     (record,) = read_pdn(path)
     assert record.result == "*"
     assert [m.text for m in record.moves] == ["34-29"]
-    assert "the tcp engine went away" in path.read_text()
+    assert "the tcp engine went away" in path.read_text()  # the bridge's action, kept
+    both_read(path)

@@ -33,6 +33,10 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
         (["engine", "tcp://127.0.0.1:9", "--role", "follower", "--depth", "x"], "'x' is not a valid"),
         (["engine"], "Missing argument 'ENDPOINT'"),
         (["tournament"], "Missing argument"),
+        (["match", "tcp://127.0.0.1:9", "tcp://127.0.0.1:9", "--moves", "3", "--max-moves", "3"],
+         "--moves is the old name of --max-moves: give only --max-moves"),
+        (["match", "tcp://127.0.0.1:9", "tcp://127.0.0.1:9", "--time-moves", "1000"],
+         "--time-moves"),
     ],
 )
 def test_usage_and_config_errors_exit_2_in_one_line(

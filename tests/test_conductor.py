@@ -9,6 +9,7 @@ from __future__ import annotations
 from dxserial.drive.actions import Action, Done, Hangup, News, Say, Send
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.game.news import GameOpened, MoveMade
+from dxserial.game.pdn import to_pdn
 from dxserial.match.conductor import GameConductor
 from dxserial.match.engine import Engine
 from dxserial.match.rules import MatchConfig
@@ -114,7 +115,29 @@ def test_a_whole_game_is_relayed_byte_for_byte_and_ends_at_the_move_limit() -> N
     assert {a.side for a in game.actions if isinstance(a, Hangup)} == {"A", "B"}
     record = game.conductor.record
     assert record is not None and [m.text for m in record.moves][:2] == ["31-26", "20-25"]
-    assert record.comments[1][0].startswith("clock: 0.20 s, 299.8 s left; engine says 3 s")
+    # The director's clock after each move, kept apart from what the MOVE said (3 s).
+    clock = record.clocks[1]
+    assert (clock.mover, clock.white, clock.black, clock.reported) == (Colour.WHITE, 299.8, 300, 3)
+    text = to_pdn(record)
+    assert "1. 31-26 {[%emt 0:00:03]} 20-25 {[%clock W0:05:00 b0:05:00]} 2. 36-31" in text
+    assert "clock: 0.20 s, 299.8 s left; engine says 3 s" in to_pdn(record, annotated=True)
+
+
+def test_the_gamereq_offers_the_time_control_and_the_director_keeps_the_limit() -> None:
+    game = Game(moves=2, time_moves=40, minutes=1)  # 1 minute for 40 moves; a draw at move 2
+    (req,) = game.take("A")
+    assert isinstance(req, GameRequest) and (req.minutes, req.moves) == (1, 40)
+    game.take("B")
+    game.send("A", accept("Alpha"))
+    game.send("B", accept("Beta"))
+    for side, move in (("A", b"M0003312600"), ("B", b"M0001202500"),
+                       ("A", b"M0000363100"), ("B", b"M0002192400")):
+        game.send(side, move)
+    assert game.conductor.result is not None
+    assert game.conductor.result.reason == "draw: move limit of 2 moves reached"
+    by_default = Game(moves=30)  # the GAMEREQ's moves follow the move limit
+    (req,) = by_default.take("A")
+    assert isinstance(req, GameRequest) and (req.minutes, req.moves) == (5, 30)
 
 
 def test_an_early_move_waits_for_the_other_engine_to_accept() -> None:

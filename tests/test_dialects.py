@@ -121,7 +121,7 @@ def test_cumulative_times_are_read_as_totals_by_the_live_view() -> None:
     moves = (len(card["moves"]) + (stand_in_colour == "White")) // 2
     assert card["used"][stand_in_colour] == 3 * moves  # its last total, not the sum of totals
     assert any("MOVE times are its totals" in text
-               for texts in duel.records[1].comments.values() for text in texts)
+               for texts in duel.records[1].notes.values() for text in texts)  # --pdn-notes
 
 
 def test_the_built_in_engine_takes_silence_as_the_answer_after_its_timeout() -> None:

@@ -64,6 +64,7 @@ class Setup:
     dos_role: str  # "f" or "i"
     cycles: int | str = 20000
     moves: int = 3
+    once: bool = False  # DXENG.COM's once=1: its session ends at the first GAMEEND it gets
 
     def url(self, port: int) -> str:
         if self.dosbox_listens:
@@ -81,7 +82,7 @@ class Dosbox:
             dosbox_engine.serial_line(
                 port, dosbox_listens=setup.dosbox_listens, transparent=setup.transparent
             ),
-            dosbox_engine.engine_args(role=role, moves=setup.moves, idle=30),
+            dosbox_engine.engine_args(role=role, moves=setup.moves, idle=30, once=setup.once),
             cycles=setup.cycles,
         )
         self.proc = subprocess.Popen(
@@ -103,13 +104,15 @@ def dosbox_runs() -> Iterator[list[Dosbox]]:
         run.close()
 
 
-def play(tmp: Path, setup: Setup, runs: list[Dosbox], peer: list[str] | None = None) -> Game:
+def play(tmp: Path, setup: Setup, runs: list[Dosbox], peer: list[str] | None = None, *,
+         defaults: bool = False) -> Game:
     """One game: DOSBox and the bridge started in the order the mode needs, then the TCP
     side plays it to the end: the built-in engine, or ``peer`` (a script given the bridge's
-    TCP address as its first argument)."""
+    TCP address as its first argument).  ``defaults``: the bridge as it comes (else with
+    ``--pass-stop``: one session, the DOS program ends with the TCP engine)."""
     port, pdn = free_port(), tmp / "pdn"
     bridge_args = ["bridge", setup.url(port), "--listen", "127.0.0.1:0", "--pdn", str(pdn),
-                   "--pass-stop"]  # one session: the DOS program ends with the TCP engine
+                   "--state-dir", str(tmp / "state"), *(() if defaults else ("--pass-stop",))]
     if setup.dosbox_listens:
         runs.append(Dosbox(tmp, setup, port))
         wait_until(lambda: listening(port), timeout=20, what="DOSBox listening")
@@ -198,6 +201,27 @@ def test_transparent_dosbox_as_client_dos_initiator(
     assert_clean_game(game, 4)
     (request,) = [m for m in dos_lines(game.dos_log, "SEND") if m.startswith("R")]
     assert request.endswith("Z000004A")  # its own GAMEREQ: follower Black, 4 moves
+
+
+@needs_dos
+@pytest.mark.parametrize(
+    ("transparent", "dosbox_listens"),
+    [(False, True), (False, False), (True, True)],
+    ids=["dosbox", "dosbox-listen", "socket"],
+)
+def test_a_dos_program_that_quits_at_its_first_gameend_plays_through_a_fresh_bridge(
+    tmp_path: Path, dos_env: Path, dosbox_runs: list[Dosbox], transparent: bool,
+    dosbox_listens: bool,
+) -> None:
+    """Issue 29: the bridge used to send a GAMEEND before the first GAMEREQ of every run, so
+    a DOS program that ends its session at its first GAMEEND never played."""
+    setup = Setup(transparent=transparent, dosbox_listens=dosbox_listens, dos_role="f",
+                  once=True)
+    game = play(tmp_path, setup, dosbox_runs, defaults=True)
+    assert_clean_game(game, 3)
+    assert dos_lines(game.dos_log, "RECV")[0].startswith("R01")  # the GAMEREQ came first
+    assert dos_lines(game.dos_log, "ONCE") == ["the game is over: one game a session"]
+    assert "ending game left open" not in game.bridge_log
 
 
 @needs_dos

@@ -60,7 +60,7 @@ def test_a_go_from_the_start_offers_a_form_a_game_and_the_engines_move_is_done()
     (request,) = dxp_out(adapter.hub_line("go think", 0.0))
     assert isinstance(request, GameRequest)
     assert request.position is None and request.follower_colour is Colour.WHITE
-    assert (request.minutes, request.moves) == (2, 0)  # 40 moves of 3 s
+    assert (request.minutes, request.moves) == (2, 40)  # 40 moves of 3 s
     adapter.dxp(ACCEPT, 0.5)
     out = adapter.dxp(Move(from_square=32, to_square=28), 1.0)
     assert hub_out(out) == ["done move=32-28"]
@@ -102,8 +102,8 @@ def test_black_to_move_is_offered_with_the_engine_as_black() -> None:
 
 
 def test_game_clock_never_offers_zero_minutes() -> None:
-    assert game_clock(hub.Level(move_time=0.01), 5) == (1, 0)
-    assert game_clock(hub.Level(time=61.0), 5) == (2, 0)
+    assert game_clock(hub.Level(move_time=0.01), 5) == (1, 999)
+    assert game_clock(hub.Level(time=59.0), 5) == (1, 0)
     assert game_clock(hub.Level(depth=6), 7) == (7, 0)
     assert game_clock(hub.Level(time=1e9, moves=5000), 5) == (999, 999)
 
@@ -122,17 +122,18 @@ def test_stop_ends_the_game_and_dxserial_answers_with_a_move_it_names_as_its_own
     assert isinstance(request, GameRequest)  # a fresh game from the client's position
 
 
-def test_an_engine_that_misses_its_deadline_loses_the_game_not_the_client() -> None:
-    adapter, _ = started(level="level move-time=1")
-    assert adapter.next_deadline() == 3.0  # move-time 1 + grace 2
-    assert adapter.poll(2.9) == []
-    out = adapter.poll(3.0)
+def test_an_engine_that_runs_out_of_its_clock_loses_the_game_not_the_client() -> None:
+    adapter, request = started(level="level move-time=1")
+    assert (request.minutes, request.moves) == (1, 60)
+    assert adapter.next_deadline() == 62.1  # its clock (60 s from the GAMEACC) + grace 2
+    assert adapter.poll(62.0) == []
+    out = adapter.poll(62.1)
     lines = hub_out(out)
-    assert lines[0] == 'error message="the engine gave no move in time"'
+    assert lines[0] == 'error message="the engine gave no move in 62 s (its clock ran out)"'
     assert lines[-1].startswith("done move=")
     assert dxp_out(out) == [GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE)]
     # No answer to our GAMEEND either: we go on after the answer timeout.
-    assert any("did not answer" in a.text for a in adapter.poll(8.0) if isinstance(a, Log))
+    assert any("did not answer" in a.text for a in adapter.poll(67.1) if isinstance(a, Log))
     assert adapter.next_deadline() is None
 
 
@@ -227,4 +228,5 @@ def test_pondering_waits_for_ponder_hit_and_a_wrong_guess_leaves_the_game_alone(
     adapter.hub_line("go ponder", 2.1)
     (move,) = dxp_out(adapter.hub_line("ponder-hit", 3.0))  # the game goes on
     assert move == Move(from_square=19, to_square=23)
-    assert adapter.next_deadline() == 6.0  # the move's time runs from ponder-hit
+    # The engine's clock runs from ponder-hit: 60 s less the 0.9 s of its first move.
+    assert adapter.next_deadline() == 3.0 + 59.1 + 2.0

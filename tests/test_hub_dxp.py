@@ -359,19 +359,34 @@ def hub_initiator(
     )
 
 
-def test_a_hub_engine_that_dies_mid_game_ends_it_with_gameend_and_exit_1(
-    tmp_path: Path, fake: str
+@pytest.mark.parametrize(
+    ("mode", "says"),
+    [
+        ("die", "the Hub engine ended (exit status 3) during its move"),
+        ("illegal", "the Hub engine broke the protocol: bad move: illegal move 32-29"),
+    ],
+)
+def test_a_hub_engine_that_dies_or_plays_an_illegal_move_is_one_line_under_q(
+    tmp_path: Path, fake: str, mode: str, says: str
 ) -> None:
     vpair, serial, end = start_serial_engine(tmp_path, 6, "--depth", "2")
     with vpair, serial:
-        result = hub_initiator(end, f"{fake} die", "--colour", "Z", timeout=60)
+        result = hub_initiator(end, f"{fake} {mode}", "--colour", "Z", "-q", timeout=60)
         assert result.returncode == 1
-        errors = [line for line in result.stderr.splitlines() if "dxserial: error:" in line]
-        assert errors == [
-            "dxserial: error: session ended: the Hub engine ended (exit status 3) during its move"
-        ], result.stderr
+        (line,) = result.stderr.splitlines()  # no ERROR record beside the result line
+        assert line.startswith(f"dxserial: error: session ended: {says}"), result.stderr
         serial.out.expect("game 1: *", timeout=20)
         assert serial.wait(20) == 0  # our GAMEEND had stop code 1: it stopped cleanly
+
+
+def test_a_silent_hub_engine_is_reported_in_seconds_a_person_reads(fake: str) -> None:
+    mover = HubMover(f"{fake} silent", grace=0.2)
+    try:
+        mover.start()
+        with pytest.raises(MoverFailed, match=r"gave no move in 0\.3 s, nor 0\.2 s after"):
+            mover.choose(1, [Position.start()], seconds_left=0.29996, moves_left=None)
+    finally:
+        mover.close()
 
 
 SCAN = os.environ.get("DXSERIAL_SCAN", "")

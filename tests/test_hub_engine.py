@@ -45,6 +45,9 @@ def test_level_sets_the_depth_or_the_deadline_of_the_search() -> None:
     assert isinstance(think, Think) and think.deadline == pytest.approx(10.5)
     done = _lines(engine.searched(think.position.legal_moves()[0], 0.5))
     assert done[-1] == "done move=28x19x23"
+    engine.receive("level nodes=100000", 0.0)  # no node counter: its own depth, no clock
+    (think,) = engine.receive("go think", 20.0)
+    assert isinstance(think, Think) and (think.depth, think.deadline) == (3, None)
 
 
 def test_stop_cuts_the_search_and_done_still_follows() -> None:

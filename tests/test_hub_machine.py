@@ -1,11 +1,11 @@
-"""The Hub adapter as the driver's machine (programs/hub_adapter_runner.py), on a fake clock:
+"""The Hub adapter as the driver's machine (hub/adapter_machine.py), on a fake clock:
 Hub lines in and out on the raw side, DXP messages on the link side, how it ends."""
 
 from __future__ import annotations
 
 import logging
 
-from dxserial.drive.actions import Action, Done, Log, Send
+from dxserial.drive.actions import Action, Done, Forget, Hangup, Log, Send
 from dxserial.hub.adapter import AdapterConfig, HubAdapter
 from dxserial.hub.adapter_machine import DXP, HUB, HubMachine
 from dxserial.protocol.messages import AcceptCode, GameAccept, Move
@@ -41,15 +41,32 @@ def test_a_go_is_played_through_the_engine_and_its_move_is_done() -> None:
     assert sent(hub.receive(DXP, Move(from_square=32, to_square=28).wire, 0.5), HUB) == [b"done move=32-28\n"]
 
 
-def test_no_answer_to_the_gamereq_in_time_gives_the_client_a_move_of_our_own() -> None:
+def test_a_gamereq_unanswered_gets_a_fresh_connection_then_a_move_of_our_own() -> None:
     hub = machine()
     hub.line(HUB, f"pos pos={START}\n".encode(), 0.0)
     hub.line(HUB, b"go think\n", 0.0)
-    deadline = hub.next_deadline()
-    assert deadline == 5.0
-    out = hub.poll(deadline)
-    assert [line for line in sent(out, HUB) if line.startswith(b"done move=")]
+    assert hub.next_deadline() == 5.0
+    out = hub.poll(5.0)
+    assert [type(a) for a in out if isinstance(a, Forget | Hangup)] == [Forget, Hangup]
+    assert hub.starting_over and not sent(out, HUB)  # nothing to the client yet
+    assert hub.left(DXP, 5.1, "closed") == []  # the old connection ending is expected
+    (request,) = sent(hub.reconnected(5.2), DXP)
+    assert request.startswith(b"R01")  # the game offered again, on the fresh connection
+    out = hub.poll(10.2)
+    lines = sent(out, HUB)
+    assert lines[0].startswith(b'error message="the engine did not answer the GAMEREQ on a fresh')
+    assert lines[-1].startswith(b"done move=")
     assert any(isinstance(a, Log) and a.level == logging.WARNING for a in out)
+
+
+def test_a_fresh_connection_that_cannot_be_had_is_the_engine_lost() -> None:
+    hub = machine()
+    hub.line(HUB, f"pos pos={START}\n".encode(), 0.0)
+    hub.line(HUB, b"go think\n", 0.0)
+    hub.poll(5.0)
+    out = hub.reconnect_failed("connection refused", 5.5)
+    assert sent(out, HUB) == [b'error message="lost the DXP engine: connection refused"\n']
+    assert out[-1] == Done(1, "lost the DXP engine: connection refused")
 
 
 def test_end_of_input_quits_with_0_and_the_last_messages_are_drained() -> None:

@@ -45,6 +45,7 @@ def test_a_line_with_quoted_values_and_flags_reads_back_the_same() -> None:
         (hub.info_line({"depth": 3, "text": "a=b"}), "info depth=3 text=a:b"),
         (hub.Level(move_time=1.5).to_line(), "level move-time=1.5"),
         (hub.Level(depth=4).to_line(), "level depth=4"),
+        (hub.Level(nodes=100000).to_line(), "level nodes=100000"),
         (hub.Level(time=291.587, moves=9).to_line(), "level moves=9 time=291.587"),
         (hub.Level(time=60, inc=2).to_line(), "level time=60 inc=2"),
         (hub.Level(infinite=True).to_line(), "level infinite"),
@@ -59,6 +60,7 @@ def test_every_command_and_answer_is_written_as_the_protocol_shows(
 
 def test_level_forms_are_read_with_their_numbers() -> None:
     assert hub.parse_level(hub.parse_line("level depth=7")) == hub.Level(depth=7)
+    assert hub.parse_level(hub.parse_line("level nodes=5000")) == hub.Level(nodes=5000)
     assert hub.parse_level(hub.parse_line("level move-time=0.5")).budget() == 0.5
     clock = hub.parse_level(hub.parse_line("level moves=9 time=90 inc=1"))
     assert (clock.moves, clock.time, clock.inc) == (9, 90.0, 1.0)
@@ -86,7 +88,7 @@ def test_garbage_lines_give_one_clear_error(text: str, says: str) -> None:
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ("level", "no depth=, move-time=, time= or infinite"),
+        ("level", "no depth=, nodes=, move-time=, time= or infinite"),
         ("level time=soon", "is not a number"),
         ("level move-time=-1", "must be >= 0"),
         ("level time=nan", "must be >= 0"),

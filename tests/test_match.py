@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pdn_check import both_read
 
 from dxserial.cli.display import TerminalProgress
 from dxserial.game.pdn import read_pdn
@@ -79,7 +80,7 @@ def test_serial_engine_against_tcp_engine(tmp_path: Path, started: list[Cli | Pr
         a,
         "--games",
         "3",
-        "--moves",
+        "--max-moves",
         "20",
         "--pdn",
         str(pdn),
@@ -106,6 +107,10 @@ def test_serial_engine_against_tcp_engine(tmp_path: Path, started: list[Cli | Pr
         (record,) = read_pdn(path)
         assert record.round == str(number) and record.result in ("2-0", "1-1", "0-2")
         assert record.plies > 0 and not record.violations()
+        # The time control follows the move limit: 5 minutes for 20 moves, kept by the
+        # director, its readings in the file as lidraughts writes them.
+        assert record.tags["TimeControl"] == "20/300" and "[%clock " in path.read_text()
+        both_read(path)
         with Cli("replay", str(path)) as replay:
             assert replay.wait(30) == 0
             summary = all_lines(replay.out)
@@ -163,8 +168,10 @@ def test_vanished_engine_stops_the_match(tmp_path: Path, started: list[Cli | Pro
     # The other engine got the GAMEEND exchange with stop code 1 and left cleanly.
     assert survivor.out.expect("game 1:") == "game 1: 0-2 (White resigned)"
     assert survivor.wait(20) == 0
-    (record,) = read_pdn(next((tmp_path / "pdn").glob("*.pdn")))
+    (path,) = (tmp_path / "pdn").glob("*.pdn")
+    (record,) = read_pdn(path)
     assert record.result == "0-2" and "forfeits" in record.termination
+    both_read(path)  # a forfeit, as pydraughts reads it
 
 
 def test_vanished_engine_forfeits_and_the_match_goes_on(

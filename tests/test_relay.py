@@ -18,7 +18,17 @@ from dxserial.bridge.judge import SERIAL, TCP, Side
 from dxserial.bridge.relay import Relay, RelaySettings
 from dxserial.draughts import Position
 from dxserial.draughts.notation import parse_pdn_move
-from dxserial.drive.actions import Action, Forget, Log, News, Observed, Send, Trace, WriteRecord
+from dxserial.drive.actions import (
+    Action,
+    Forget,
+    Log,
+    News,
+    Observed,
+    Remember,
+    Send,
+    Trace,
+    WriteRecord,
+)
 from dxserial.errors import FramingError
 from dxserial.game.news import GameClosed, GameNews, GameOpened, MoveMade, TakenBack
 from dxserial.game.record import GameRecord
@@ -60,6 +70,7 @@ class Rig:
         self.observed: list[str] = []
         self.forgotten: list[Side] = []
         self.news: list[GameNews] = []
+        self.remembered: list[str] = []  # the record of the serial engine's game, each write
 
     def apply(self, actions: list[Action]) -> None:
         for action in actions:
@@ -82,6 +93,8 @@ class Rig:
                 self.observed.append(action.direction)
             elif isinstance(action, News):
                 self.news.append(action.news)
+            elif isinstance(action, Remember):
+                self.remembered.append(action.fields["game"])
 
     def send(self, side: Side, raw: bytes) -> None:
         self.apply(self.relay.receive(side, raw, self.now))

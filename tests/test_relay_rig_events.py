@@ -63,14 +63,24 @@ def test_pass_stop_forwards_the_stop_code_unchanged() -> None:
     rig.check_counts()
 
 
-def test_a_serial_engine_of_unknown_state_has_any_game_ended_before_a_gamereq() -> None:
+LEFT_OPEN = "state file /var/lib/dxserial/serial-dev-ttyUSB0.json: a game was open"
+
+
+def checked(**settings: object) -> Relay:
+    """A relay whose state file says the previous run left the serial engine's game open."""
+    return Relay(RelaySettings(check_serial_state=True, **settings),  # type: ignore[arg-type]
+                 left_open=LEFT_OPEN)
+
+
+def test_a_game_left_open_by_the_previous_run_is_ended_before_a_gamereq() -> None:
     rig = Rig()
-    rig.relay = Relay(RelaySettings(record=True, check_serial_state=True))
+    rig.relay = checked(record=True)
     rig.join(TCP)
-    rig.send(TCP, REQ_Z)  # the bridge just started: the serial engine may be mid-game
+    rig.send(TCP, REQ_Z)  # the bridge just started: its record says the engine is mid-game
     assert rig.got[SERIAL] == [b"E00"]
     [probe] = rig.messages("sent-by-bridge")
     assert probe["direction"] == "bridge->serial" and "on_behalf_of" not in probe
+    assert f"ending game left open by the previous run ({LEFT_OPEN})" in probe["why"]
     rig.send(SERIAL, b"Cno game is running")  # what an idle engine may say: consumed
     rig.send(SERIAL, b"E00")
     assert rig.got[TCP] == [] and rig.got[SERIAL] == [b"E00", REQ_Z]
@@ -96,7 +106,7 @@ def test_a_gameend_answered_for_a_departed_engine_is_not_answered_again_later() 
 
 def test_a_tcp_engine_gone_during_the_check_leaves_no_gamereq_for_the_serial_engine() -> None:
     rig = Rig()
-    rig.relay = Relay(RelaySettings(record=True, check_serial_state=True))
+    rig.relay = checked(record=True)
     rig.join(TCP)
     rig.send(TCP, REQ_Z)  # held behind the bridge's E00 to the serial engine
     rig.leave(TCP)  # before the serial engine answered it
@@ -109,7 +119,7 @@ def test_a_tcp_engine_gone_during_the_check_leaves_no_gamereq_for_the_serial_eng
 
 def test_a_serial_engine_that_does_not_answer_the_check_gets_the_gamereq_after_a_while() -> None:
     rig = Rig()
-    rig.relay = Relay(RelaySettings(check_serial_state=True, gameend_timeout=2.0))
+    rig.relay = checked(gameend_timeout=2.0)
     rig.join(TCP)
     rig.send(TCP, REQ_Z)
     rig.send(TCP, b"Chello")  # held behind the GAMEREQ
@@ -147,7 +157,7 @@ def test_a_move_left_over_from_the_bridge_s_earlier_run_is_not_given_to_a_tcp_en
 
 def test_a_silent_serial_engine_given_up_mid_game_and_back_is_a_new_session() -> None:
     rig = Rig()
-    rig.relay = Relay(RelaySettings(record=True, check_serial_state=True))
+    rig.relay = checked(record=True)
     rig.join(TCP)
     rig.send(TCP, REQ_Z)
     rig.send(SERIAL, b"E00")  # the check on the bridge's start
@@ -160,7 +170,7 @@ def test_a_silent_serial_engine_given_up_mid_game_and_back_is_a_new_session() ->
     rig.send(TCP, b"E00")
     assert len(rig.records) == 1 and rig.records[0].result == "*"
     rig.join(SERIAL)  # it speaks again
-    rig.send(TCP, REQ_Z)  # the next game: its state is unknown, so any old game is ended first
+    rig.send(TCP, REQ_Z)  # the next game: it was given up mid-game, so that game is ended first
     assert rig.got[SERIAL][-1] == b"E00"
     rig.send(SERIAL, b"E00")
     assert rig.got[SERIAL][-1] == REQ_Z

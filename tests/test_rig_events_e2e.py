@@ -7,6 +7,7 @@ leave the rig stuck."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from dxserial.testing.peers import DxpClient
@@ -46,11 +47,11 @@ def test_a_bridge_killed_mid_game_and_started_again_leaves_the_serial_engine_pla
         with Bridge(second, end_a, *TEST_BRIDGE_ARGS, serial_check=True) as bridge:
             with tcp_engine(bridge.port, 23, "--games", "1", "--moves", "3") as tcp:
                 assert tcp.wait(60) == 0, tcp.out.lines  # a whole game, then stop code 1
-            assert "in a game of an earlier run" in bridge.log()
+            assert "ending game left open by the previous run (state file" in bridge.log()
             assert serial.proc.poll() is None  # the stop ended the TCP engine's session only
             with tcp_engine(bridge.port, 24, "--games", "1", "--moves", "3") as tcp:
                 assert tcp.wait(60) == 0, tcp.out.lines  # and the next TCP engine plays too
-            assert " WARNING " not in bridge.log()
+            assert [x for x in bridge.log().splitlines() if " WARNING " in x] == []
 
 
 def test_a_serial_engine_killed_with_its_port_open_is_ended_towards_tcp_within_the_grace(
@@ -73,6 +74,37 @@ def test_a_serial_engine_killed_with_its_port_open_is_ended_towards_tcp_within_t
             assert tcp.expect(timeout=20) == b"E00"  # on its behalf: Black was to move
             # Given up by --serial-grace (1 s) after the link's timeout, not by anything else.
             assert "silent for 1 s more" in bridge.log()
-            said = [json.loads(line) for line in bridge.trace_path.read_text().splitlines()
-                    if '"sent-by-bridge"' in line]
-            assert said[-1]["on_behalf_of"] == "serial"
+        said = [json.loads(line) for line in bridge.trace_path.read_text().splitlines()
+                if '"sent-by-bridge"' in line]  # read once the bridge has stopped: all written
+        assert said and said[-1]["on_behalf_of"] == "serial", said
+
+
+def test_with_its_record_lost_a_restarted_bridge_learns_of_the_old_game_from_the_engine(
+    tmp_path: Path,
+) -> None:
+    """The state file gone with the bridge (another folder, a wiped disk): the first
+    GAMEREQ goes out at once, and the serial engine's answer to it is the evidence."""
+    vpair, serial, end_a = start_serial_engine(tmp_path, 25)
+    first, second = tmp_path / "run1", tmp_path / "run2"
+    first.mkdir()
+    second.mkdir()
+    with vpair, serial:
+        with Bridge(first, end_a, *TEST_BRIDGE_ARGS, "--state-dir", str(first / "state"),
+                    serial_check=True) as bridge, tcp_engine(
+            bridge.port, 26, "--games", "1", "--moves", "40"
+        ):
+            wait_until(lambda: moves(bridge) >= 6, timeout=30, what="a few moves")
+            bridge.proc.kill()
+            bridge.proc.wait(10)
+        with Bridge(second, end_a, *TEST_BRIDGE_ARGS, "--state-dir", str(second / "state"),
+                    serial_check=True) as bridge, tcp_engine(
+            bridge.port, 27, "--games", "1", "--moves", "3"
+        ) as tcp:
+            assert tcp.wait(60) == 0, tcp.out.lines
+    said = [json.loads(line) for line in bridge.trace_path.read_text().splitlines()
+            if '"sent-by-bridge"' in line]  # read once the bridge has stopped: all written
+    # Its move of the old game (sent again by its NULMODEM link) or its answer to the
+    # GAMEREQ, whichever comes first, is the evidence the bridge names.
+    assert said and said[0]["raw"].startswith("E"), said
+    assert re.search(r"with no game open here|where its GAMEACC should come",
+                     str(said[0]["why"])), said

@@ -108,12 +108,32 @@ def test_openings_as_moves_and_as_fen() -> None:
         ('on_false_claim = "draw"\n' + FILE, "on_false_claim"),
         ('time_control = "5 min"\n' + FILE, "time_control"),
         ("clock_margin = -0.1\n" + FILE, "clock_margin"),
+        ("max_moves = 40\n" + FILE, "moves is the old name of max_moves"),  # FILE: moves
+        ("time_moves = 1000\n" + FILE, "time_moves"),
+        ("pdn_notes = 1\n" + FILE, "pdn_notes must be true or false"),
     ],
 )
 def test_a_bad_file_is_refused_in_one_line(text: str, words: str) -> None:
     with pytest.raises(ConfigError, match=words) as info:
         TournamentSpec.from_toml(text)
     assert "\n" not in str(info.value)
+
+
+def test_the_time_control_apart_from_the_move_limit() -> None:
+    new = FILE.replace("moves = 3\n", "")
+    default = TournamentSpec.from_toml(new)
+    assert (default.minutes, default.time_moves, default.moves) == (5, None, 75)
+    chosen = TournamentSpec.from_toml(
+        "minutes = 2\ntime_moves = 40\nmax_moves = 120\npdn_notes = true\n" + new
+    )
+    assert (chosen.minutes, chosen.time_moves, chosen.moves, chosen.pdn_notes) == (
+        2, 40, 120, True)
+    old = spec()  # FILE says moves = 3: the old name, the same limit
+    assert old.moves == 3 and old.time_moves is None
+    # A file of before keeps its schedule's fingerprint (a --resume goes on with it).
+    same = TournamentSpec.from_toml("max_moves = 3\n" + new, base=Path("/lab"))
+    assert Schedule(old).fingerprint == Schedule(same).fingerprint
+    assert Schedule(spec(time_moves=40)).fingerprint != Schedule(old).fingerprint
 
 
 def test_arbiter_keys_default_to_fmjd_loss_and_the_gamereq_clock() -> None:
@@ -187,7 +207,8 @@ def test_every_key_of_the_file_is_described_and_the_example_reads() -> None:
     assert set(tournament_keys.TOP) == tournament_file.KNOWN_KEYS - {"engines"}
     kinds = set().union(*engine_command.KIND_KEYS.values())
     assert set(tournament_keys.ENGINE) == {
-        "endpoint", "link", "baud", *engine_command.COMMAND_KEYS, *kinds
+        "endpoint", "link", "baud", *engine_command.COMMAND_KEYS, *kinds,
+        *tournament_file.PLACEMENT_KEYS,
     }
     text = tournament_keys.example()
     engines = text[text.index("[engines.NAME]"):]

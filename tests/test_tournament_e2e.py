@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from pdn_check import both_read
 
 from dxserial.game.pdn import read_pdn
 from dxserial.testing.process import Cli, free_port, wait_until
@@ -97,6 +98,7 @@ def test_round_robin_killed_halfway_and_resumed(tmp_path: Path) -> None:
         assert record.result == game["result"] in ("2-0", "1-1", "0-2")
         assert record.white == game["white"] and not record.violations()
     event = read_pdn(games / "event.pdn")
+    both_read(games / "event.pdn", games=total)  # pydraughts reads every game of the event
     assert [int(r.round) for r in event] == list(range(1, total + 1))
     assert all(r.termination == after[int(r.round)]["reason"] for r in event)  # why each ended
     listed = out[out.index(f"games ({total}):") + 1 :][:total]

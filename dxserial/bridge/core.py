@@ -25,9 +25,17 @@ from dxserial.bridge.machine import BridgeMachine
 from dxserial.bridge.policy import console_blocked_by_default
 from dxserial.bridge.relay import Relay, RelaySettings
 from dxserial.bridge.settings import BridgeConfig
-from dxserial.drive.actions import Action, Log
+from dxserial.bridge.statefile import (
+    read_record,
+    record_fields,
+    state_dir,
+    state_file,
+    write_record,
+)
+from dxserial.drive.actions import Action, Log, Remember
 from dxserial.drive.driver import Driver
 from dxserial.errors import DxSerialError
+from dxserial.files import output_dir
 from dxserial.game.record import GameRecord
 from dxserial.game.trace import TraceWriter
 from dxserial.protocol.framing import nul_frame
@@ -75,10 +83,19 @@ class Bridge:
         on_ready: Callable[[str], None] | None = None,
         observer: Callable[[str, Message], None] | None = None,
         watch: Callable[[dict[str, Any]], None] | None = None,
+        logger: logging.Logger | None = None,
     ) -> None:
         self.cfg = config
         self._on_ready = on_ready
-        self._files = FileWriter(trace, config.pdn, on_written=self._recorded)
+        #: Where this bridge logs (``dxserial serve`` gives each line a logger of its own).
+        self.log = logger or log
+        self._files = FileWriter(
+            trace, config.pdn, on_written=self._recorded, annotated=config.pdn_notes,
+            log=self.log,
+        )
+        self._state_path: Path | None = None
+        self._notes: list[tuple[int, str]] = []  # said once the driver is there
+        left_open = self._read_state() if config.serial_check else None
         links = {
             SERIAL: make_link(config.link, config.nulmodem, max_queue=config.max_pending),
             TCP: NulLink(max_queue=config.max_pending),
@@ -101,16 +118,18 @@ class Bridge:
                 news=watch is not None,
             ),
             check=lambda side, raw: links[side].check(raw),  # the line's rules, no I/O
+            left_open=left_open,
         )
         self.machine = BridgeMachine(self.relay, port=config.port, serial_grace=config.serial_grace)
         tracing = trace is not None
         self.driver: Driver[Side] = Driver(
             self.machine,
-            log=log,
+            log=self.log,
             trace=self._files.trace if tracing else None,
             record=self._files.record,
             observer=observer,
             watch=watch,
+            on_action=self._on_action,
         )
         # What is read on one side waits to go out on the other: that one's queue is the gate.
         self.driver.add_side(SERIAL, links[SERIAL], gate=TCP)
@@ -127,15 +146,71 @@ class Bridge:
         counts = self.relay.counts
         return {key: counts.get(key, 0) for key in COUNT_KEYS}
 
+    def move_port(self, port: str) -> None:
+        """The lost serial port is back under another name (a replugged adapter that udev
+        gives no stable link): the reopen tries ``port`` from now on, sessions kept."""
+        self.cfg.port = port
+        self.machine.port = port
+
+    @property
+    def tcp_peer(self) -> str | None:
+        """The TCP engine's address while one is connected (for a status line)."""
+        return self._peer.peer if self._peer is not None else None
+
+    def _read_state(self) -> str | None:
+        """The state file's evidence that the previous run left a game open, if any.
+
+        An explicit ``state_dir`` that cannot be used is the one-line error; a default one
+        is a warning (the bridge then has only the engine's own word as evidence)."""
+        where = state_dir(self.cfg.state_dir, os.environ)
+        path = state_file(where.path, self.cfg.port)
+        try:  # checked now that it can be written, not at the first game
+            output_dir(where.path, f"state folder ({where.source})")
+        except DxSerialError as exc:
+            if where.source == "--state-dir":
+                raise
+            self._notes.append((logging.WARNING, f"{exc}; the bridge keeps no record of the "
+                                "serial engine's game across runs (--state-dir DIR names one)"))
+            return None
+        self._state_path = path
+        try:
+            record = read_record(path)
+        except DxSerialError as exc:  # a file of someone else's: replaced at the next game
+            self._notes.append((logging.WARNING, f"{exc}: taken as no game open; it is "
+                                "replaced when the next game starts"))
+            return None
+        if record is None or not record.open:
+            self._notes.append((logging.DEBUG, f"state file {path}: no game open"))
+            return None
+        evidence = record.evidence(path)
+        self._notes.append((logging.INFO, f"{evidence}: the previous run left a game open on "
+                            "the serial engine; it is ended before the next GAMEREQ reaches it"))
+        return evidence
+
+    def _on_action(self, action: Action) -> None:
+        """The relay's own actions: the record of the serial engine's game (a start, an end)."""
+        if not isinstance(action, Remember) or self._state_path is None:
+            return
+        is_open = action.fields.get("game") == "open"
+        try:
+            write_record(self._state_path, record_fields(self.cfg.port, open=is_open,
+                                                         now=time.time()))
+        except DxSerialError as exc:
+            self._log(logging.WARNING, f"{exc} ({action.why})", "state file")
+            return
+        self.log.debug(
+            "state file %s: %s (%s)", self._state_path, action.fields["game"], action.why
+        )
+
     def _log(self, level: int, text: str, kind: str | None = None) -> None:
         self.driver.apply([Log(level, text, kind)])
 
     def _recorded(self, record: GameRecord, path: Path | None, error: str | None) -> None:
         """Called in the writer thread once a PDN file is written (or not)."""
         if path is not None:
-            log.info("game recorded: %s (%s)", path, record.result)
+            self.log.info("game recorded: %s (%s)", path, record.result)
         else:
-            log.error("game record NOT written: %s", error)
+            self.log.error("game record NOT written: %s", error)
 
     # ------------------------------------------------------------------ run
 
@@ -152,6 +227,9 @@ class Bridge:
             f"serial port {self.cfg.port} open ({self.cfg.link} link); event loop: "
             f"{loop_name(asyncio.get_running_loop())}",
         )
+        for level, text in self._notes:
+            self._log(level, text)
+        self._notes.clear()
         tasks = [asyncio.create_task(self._serial_loop(), name="serial-reader")]
         try:
             if self.cfg.connect is not None:
@@ -167,7 +245,7 @@ class Bridge:
             self._ready = True
             if self._on_ready is not None:
                 self._on_ready(ready)  # the caller shows it: log it only at debug level
-                log.debug("%s", ready)
+                self.log.debug("%s", ready)
                 self._files.trace({"kind": "event", "level": "info", "text": ready})
             else:
                 self._log(logging.INFO, ready)
@@ -255,7 +333,7 @@ class Bridge:
             try:
                 port = await open_serial(self.cfg.port, self.cfg.serial)
             except DxSerialError as exc:
-                log.debug("reopen of %s failed: %s", self.cfg.port, exc)
+                self.log.debug("reopen of %s failed: %s", self.cfg.port, exc)
                 continue
             self._log(
                 logging.INFO,

@@ -48,6 +48,10 @@ class MessageFate:
                               "connects")
         self.held[to].append(item)
 
+    def pending(self, side: Side) -> bool:
+        """Messages for ``side`` are held or in flight: its engine has not got them yet."""
+        return bool(self._flight[side] or self.held[side])
+
     def release(self, side: Side) -> None:
         """A new engine on ``side``: what was held for it goes out."""
         held, flight, out = self.held[side], self._flight[side], self._records.out

@@ -9,7 +9,7 @@ were skipped is written once the writer catches up (a trace with a known hole be
 bridge that stalls).  A crash (SIGKILL, power loss) loses what is queued and not yet
 written: normally nothing, as the thread writes within a millisecond, and never more than
 ``max_lines`` lines.  PDN files are written in order by the same thread (atomically, see
-:func:`dxserial.game.record.write_pdn`); the loop is told the outcome through ``on_written``.
+:func:`dxserial.game.pdn.write_pdn`); the loop is told the outcome through ``on_written``.
 """
 
 from __future__ import annotations
@@ -49,8 +49,12 @@ class FileWriter:
         on_written: WrittenCallback | None = None,
         max_lines: int = DEFAULT_MAX_LINES,
         max_records_per_minute: int = DEFAULT_MAX_RECORDS_PER_MINUTE,
+        annotated: bool = False,
+        log: logging.Logger = log,
     ) -> None:
+        self._log = log
         self._trace = trace
+        self._annotated = annotated
         self._pdn_dir = pdn_dir
         self._on_written = on_written
         self.max_lines = max_lines
@@ -102,7 +106,7 @@ class FileWriter:
             self._skipped_records += 1
             if now - self._said_skipped >= 60.0:
                 self._said_skipped = now
-                log.error(
+                self._log.error(
                     "game records NOT written: more than %d games in a minute (a client "
                     "starting and ending games in a loop?); %d skipped so far",
                     self.max_records_per_minute, self._skipped_records,
@@ -149,7 +153,7 @@ class FileWriter:
     def _write_pdn(self, game: GameRecord) -> None:
         assert self._pdn_dir is not None
         try:
-            path: Path | None = write_pdn(game, self._pdn_dir)
+            path: Path | None = write_pdn(game, self._pdn_dir, annotated=self._annotated)
             error = None
         except (DxSerialError, OSError) as exc:
             path, error = None, str(exc)

@@ -131,10 +131,11 @@ class Judge:
     def side_of(self, role: Role) -> Side:
         return SERIAL if self.roles[SERIAL] is role else TCP
 
-    def comment(self, text: str) -> None:
-        """A note in the record of the running game (a bridge action), if one is open."""
+    def comment(self, text: str, *, note: bool = False) -> None:
+        """A comment in the record of the running game (a bridge action), if one is open;
+        ``note``: only for the annotated form (it explains, it reports no action)."""
         if self._recorder is not None and self._recorder.current is not None:
-            self._recorder.current.add_comment(text)
+            self._recorder.current.add_comment(text, note=note)
 
     def abort(self, reason: str) -> GameRecord | None:
         """End the running game's record with ``*`` (nobody will finish it)."""
@@ -239,7 +240,9 @@ class Judge:
             return ()
         if verdict.applied and self._times[sender].add(msg.seconds, took, self._budget):
             colour = colour_name(verdict.colour) if verdict.colour is not None else sender
-            self.comment(f"{colour}'s MOVE times are its totals for the game (read as such)")
+            self.comment(
+                f"{colour}'s MOVE times are its totals for the game (read as such)", note=True
+            )
             return ((sender, CUMULATIVE_TIMES),)
         return ()
 

@@ -63,9 +63,11 @@ class RelaySettings:
     gameend_timeout: float = BRIDGE_GAMEEND_TIMEOUT
     #: Forward a TCP engine's stop code 1 as it is (else: towards the serial engine it is 0).
     pass_stop: bool = False
-    #: The serial engine's state is not known until it speaks (a bridge that starts, a
-    #: serial engine that comes back): end any game it may have before a GAMEREQ for it.
+    #: End a game the serial engine may have open, on evidence only (serialcheck.py).
     check_serial_state: bool = False
+    #: Seconds a GAMEREQ delivered to the serial engine waits for its GAMEACC before the
+    #: silence counts as evidence of an old game (then ended, and the GAMEREQ sent again).
+    accept_timeout: float = 5.0
 
 
 def _is_console(text: str) -> bool:
@@ -87,7 +89,10 @@ class Relay:
         settings: RelaySettings | None = None,
         *,
         check: Callable[[Side, bytes], None] | None = None,
+        left_open: str | None = None,
     ) -> None:
+        """``left_open``: the evidence (a state file) that the serial engine's game was
+        open when the bridge's previous run ended."""
         self.settings = settings = settings or RelaySettings()
         self._check = check  # raises FramingError if that side's line cannot carry it
         self.judge = Judge(
@@ -109,7 +114,8 @@ class Relay:
             records, self.judge, self.present, self._closeouts,
             enabled=settings.check_serial_state,
             timeout=settings.gameend_timeout or BRIDGE_GAMEEND_TIMEOUT,
-            say=self._bridge_sends, resume=self._judge_and_route,
+            accept_timeout=settings.accept_timeout,
+            say=self._bridge_sends, resume=self._judge_and_route, left_open=left_open,
         )
         self._gameend = GameEnds(
             records, self.judge, self.present, self.session, self._closeouts, self._fate,
@@ -152,6 +158,7 @@ class Relay:
         if self._unjudged:
             self._settle()
         self._fate.delivered(side, raw)
+        self._serial.delivered(side, raw, now)
         return self._take()
 
     def undelivered(self, side: Side, raws: list[bytes], why: str, now: float) -> list[Action]:
@@ -207,8 +214,10 @@ class Relay:
         self.present[side] = False
         self._records.session(side, self.session[side], "left", why)
         gone = f"the {side} engine went away"
+        undelivered = self._fate.pending(side)
         self._fate.left(side, gone)
-        self._serial.left(side, gone)  # held behind the bridge's check of the serial engine
+        # Held behind the bridge's check of the serial engine; its game, if it had one.
+        self._serial.left(side, gone, undelivered=undelivered)
         if self._closeouts.left(side, gone, self.settings.grace[side], now):
             self._poll(now)
         return self._take()
@@ -226,13 +235,13 @@ class Relay:
 
     def next_deadline(self) -> float | None:
         # Asked after every message: nothing waiting (the usual case) costs three tests.
-        co, probe, ending = self._closeouts.current, self._serial.probe, self._gameend.ending
-        if co is None and probe is None and ending is None:
+        co, check, ending = self._closeouts.current, self._serial.deadline(), self._gameend.ending
+        if co is None and check is None and ending is None:
             return None
         return min(
             t for t in (
                 co.deadline if co is not None else None,
-                probe[0] if probe is not None else None,
+                check,
                 ending[1] if ending is not None else None,
             ) if t is not None
         )
@@ -241,6 +250,7 @@ class Relay:
         """The bridge stops: whatever was not delivered is lost, each one named."""
         self._settle()
         why = "the bridge stopped"
+        self._serial.freeze()  # its record stays: a game open, or its last GAMEEND undelivered
         self._fate.shutdown(why)
         self._closeouts.shutdown(why)
         record = self.judge.abort(why)
@@ -497,6 +507,9 @@ class Relay:
     def _take(self) -> list[Action]:
         """The actions so far; the judge's news go last (no rule depends on them)."""
         records = self._records
+        remember = self._serial.remember(self._fate.pending(SERIAL))
+        if remember is not None:  # before the message that starts the game goes out
+            records.out.insert(0, remember)
         if self.judge.has_news:
             records.out.extend(News(item) for item in self.judge.take_news())
         out, records.out = records.out, []

@@ -38,6 +38,8 @@ class BridgeConfig:
     shutdown_grace: float = 1.0
     referee: Literal["off", "warn", "strict"] = "warn"
     pdn: Path | None = None
+    # PDN with the referee's notes as prose too (docs/pdn.md).
+    pdn_notes: bool = False
     # A TCP engine that leaves mid-game has this long before the bridge closes its game.
     peer_grace: float = DEFAULT_PEER_GRACE
     # A serial port that vanished has this long to come back before its engine counts as
@@ -48,8 +50,11 @@ class BridgeConfig:
     # Forward a TCP engine's stop code 1 to the serial engine (default: it ends the TCP
     # engine's session only).
     pass_stop: bool = False
-    # End any game a serial engine of unknown state may have before a GAMEREQ reaches it.
+    # End a game the serial engine may have open, on evidence only (bridge/serialcheck.py).
     serial_check: bool = True
+    # Where the record of the serial engine's game is kept across runs (None: systemd's
+    # $STATE_DIRECTORY, else the user's state folder; see bridge/statefile.py).
+    state_dir: Path | None = None
 
 
 __all__ = ["DEFAULT_PEER_GRACE", "DEFAULT_SERIAL_GRACE", "BridgeConfig"]

@@ -40,6 +40,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "dxserial.cli.bridge_cmd",
         "Bridge a DXP engine on a serial port to a DXP engine on TCP.",
     ),
+    "serve": (
+        "dxserial.cli.serve_cmd",
+        "Bridge every serial line of a rig file, each as 'dxserial bridge' would, in one "
+        "process.",
+    ),
     "selftest": (
         "dxserial.cli.selftest_cmd",
         "Check a serial line before a match: every byte, the round trip per character, the "

@@ -151,16 +151,23 @@ def bridge_command(
         "--pass-stop",
         rich_help_panel="Stops and restarts",
         envvar="DXSERIAL_PASS_STOP",
-        help="Forward a TCP engine's stop code 1 to the serial engine (default: it gets 0 "
-        "and stays ready).",
+        help="Forward a TCP engine's stop code 1 (default: 0).",
     ),
     serial_check: bool = typer.Option(
         True,
         "--serial-check/--no-serial-check",
         rich_help_panel="Stops and restarts",
         envvar="DXSERIAL_SERIAL_CHECK",
-        help="End any game a serial engine of unknown state may have open before its first "
-        "GAMEREQ (default: on).",
+        help="End the serial engine's old game on evidence only (default: on).",
+        show_default=False,
+    ),
+    state_dir: str | None = typer.Option(
+        None,
+        "--state-dir",
+        metavar="DIR",
+        rich_help_panel="Stops and restarts",
+        envvar="DXSERIAL_STATE_DIR",
+        help="Keep the serial engine's game state in DIR (docs/bridge.md).",
         show_default=False,
     ),
     allow: list[str] | None = typer.Option(
@@ -193,11 +200,17 @@ def bridge_command(
         help="Write every game as a PDN file into DIR.",
         show_default=False,
     ),
+    pdn_notes: bool = typer.Option(
+        False,
+        "--pdn-notes",
+        envvar="DXSERIAL_PDN_NOTES",
+        help="PDN with the referee's notes (docs/pdn.md).",
+    ),
     trace: str | None = typer.Option(
         None,
         "--trace",
         envvar="DXSERIAL_TRACE",
-        help="Append a JSON line per message and event to FILE.",
+        help="A JSON line per message and event, to FILE.",
         show_default=False,
     ),
     web: str | None = typer.Option(
@@ -285,11 +298,13 @@ def bridge_command(
         allow=allow_nets,
         block_console=given["block_console"],
         pdn=pdn_dir,
+        pdn_notes=given["pdn_notes"],
         peer_grace=peer_grace,
         serial_grace=serial_grace,
         gameend_timeout=given["gameend_timeout"],
         pass_stop=given["pass_stop"],
         serial_check=given["serial_check"],
+        state_dir=Path(given["state_dir"]) if given["state_dir"] else None,
     )
     writer = TraceWriter(Path(trace)) if trace is not None else None
     try:
@@ -322,12 +337,14 @@ CONFIG_KEYS: dict[str, type] = {
     "allow": str,
     "block_console": bool,
     "pdn": str,
+    "pdn_notes": bool,
     "kick_old": bool,
     "peer_grace": float,
     "serial_grace": float,
     "gameend_timeout": float,
     "pass_stop": bool,
     "serial_check": bool,
+    "state_dir": str,
     "trace": str,
     "web": str,
     "verbose": int,

@@ -52,19 +52,24 @@ def hub_command(
     minutes: int = typer.Option(
         5,
         "--minutes",
-        help="GAMEREQ minutes when the client's 'level' has no clock (depth=, infinite). "
-        "'level time=T moves=N' becomes T rounded up to minutes and N; 'level move-time=X' "
-        "a clock for 40 moves of X seconds.",
+        help="GAMEREQ minutes when the client's 'level' has no clock (depth=, nodes=, "
+        "infinite). 'level move-time=X' becomes N moves in ceil(N*X/60) minutes (N from 40 "
+        "to 80, as close to X a move as whole minutes allow: move-time=1 is 60 moves in 1 "
+        "minute); 'level time=T moves=N inc=I' T plus the increments rounded down to "
+        "minutes, and N. See docs/hub.md.",
     ),
     grace: float = typer.Option(
         2.0,
         "--grace",
-        help="Seconds past the move's time (move-time, or the clock's share) before the "
-        "engine counts as out of time: its game is ended (GAMEEND) and dxserial answers the "
-        "client with a move of its own, saying so.",
+        help="Seconds past the engine's time on the clock it was offered (the GAMEREQ's) "
+        "before it counts as out of time: its game is ended (GAMEEND) and dxserial answers "
+        "the client with a move of its own, saying so.",
     ),
     answer_timeout: float = typer.Option(
-        10.0, "--answer-timeout", help="Seconds the engine gets to answer a GAMEREQ or GAMEEND."
+        10.0,
+        "--answer-timeout",
+        help="Seconds the engine gets to answer a GAMEREQ, or a GAMEEND (after the search it "
+        "may be busy with); a go that waited that long starts over on a fresh connection.",
     ),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=HUB_VERBOSE_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help=HUB_QUIET_HELP),
@@ -72,10 +77,13 @@ def hub_command(
     """Be a Hub engine (stdin/stdout) that plays each 'go' through the DXP engine at ENDPOINT.
 
     dxserial is the DXP initiator: a 'pos' that continues the running game is sent as the
-    opponent's MOVE, any other starts a game with a GAMEREQ of that position; the engine's
-    MOVE is answered as 'done move=...'; its CHAT becomes 'info text=...'. 'stop', the
-    deadline or an illegal move end the DXP game (GAMEEND) and dxserial answers with its own
-    move, saying so. Exit 0 on 'quit' or end of input; 1 when the engine is lost.
+    opponent's MOVE, any other starts a game with a GAMEREQ of that position, whose clock
+    says what the client's 'level' says; the engine's MOVE is answered as 'done move=...';
+    its CHAT becomes 'info text=...'. A 'go' whose game cannot start yet (the engine has not
+    answered the last game's GAMEEND) waits for it, then starts over on a fresh connection.
+    'stop', the engine's clock run out or an illegal move end the DXP game (GAMEEND) and
+    dxserial answers with its own move, saying so. Exit 0 on 'quit' or end of input; 1 when
+    the engine is lost.
     """
     configure_logging(verbose - 1 if verbose else 0, quiet or not verbose)
     check_name(name)

@@ -37,6 +37,17 @@ from dxserial.tournament.spec import parse_opening
 from dxserial.transports.endpoints import EngineEndpoint
 
 _SERIAL = "Serial lines and NULMODEM"
+DEFAULT_MAX_MOVES = 75
+
+
+def move_limit(max_moves: int | None, old_moves: int | None) -> int:
+    """--max-moves, or its old name --moves (which did the same: the limit, and the
+    GAMEREQ's moves unless --time-moves says otherwise)."""
+    if old_moves is None:
+        return DEFAULT_MAX_MOVES if max_moves is None else max_moves
+    if max_moves is not None:
+        raise ConfigError("--moves is the old name of --max-moves: give only --max-moves")
+    return old_moves
 
 
 @app.command("match")
@@ -44,12 +55,35 @@ def match_command(
     endpoint_a: str = typer.Argument(..., metavar="ENDPOINT_A", help=ENDPOINT_HELP),
     endpoint_b: str = typer.Argument(..., metavar="ENDPOINT_B", help="The other engine."),
     games: int = typer.Option(2, "--games", help="Games to play; A has White in odd games."),
-    minutes: int = typer.Option(5, "--time", help="Minutes per player sent in each GAMEREQ."),
-    moves: int = typer.Option(
-        75, "--moves", help="Move limit: a game is a draw after this many full moves (0: none)."
+    minutes: int = typer.Option(
+        5, "--time", help="Time control: minutes per player, sent in each GAMEREQ."
+    ),
+    time_moves: int | None = typer.Option(
+        None,
+        "--time-moves",
+        help="Time control: the moves those minutes are for, sent in each GAMEREQ (0: the "
+        "whole game); the director's clock gives the same time again after them. DXP lets "
+        "an engine end the game once they are played. [default: --max-moves]",
+        show_default=False,
+    ),
+    max_moves: int | None = typer.Option(
+        None,
+        "--max-moves",
+        help="The director's move limit: a game is a draw after this many full moves "
+        "(0: none). [default: 75]",
+        show_default=False,
+    ),
+    old_moves: int | None = typer.Option(
+        None, "--moves", hidden=True, help="The old name of --max-moves.", show_default=False
     ),
     pdn: Path = typer.Option(
         Path("games"), "--pdn", help="Directory for one PDN file per game (created if needed)."
+    ),
+    pdn_notes: bool = typer.Option(
+        False,
+        "--pdn-notes",
+        help="PDN with the referee's notes and the clocks as prose comments too, for people "
+        "(default: the movetext and clock commands other programs read; docs/pdn.md).",
     ),
     on_engine_failure: str = typer.Option(
         "stop",
@@ -116,7 +150,7 @@ def match_command(
         "on",
         "--time-control",
         rich_help_panel="Arbiter",
-        help="'on': dxserial keeps each engine's clock from --time (and --moves); a flag "
+        help="'on': dxserial keeps each engine's clock from --time (and --time-moves); a flag "
         "fall loses on time. 'off': no clock (only --move-timeout). 'Ns': N seconds a game "
         "on the director's clock, whatever --time says.",
     ),
@@ -148,10 +182,11 @@ def match_command(
     (forfeits included); 1 when it stopped early (--on-engine-failure stop, Ctrl-C, SIGTERM).
     """
     configure_logging(verbose, quiet)
+    moves = move_limit(max_moves, old_moves)
     if on_engine_failure not in ("stop", "continue"):
         raise ConfigError(f"--on-engine-failure: {on_engine_failure!r} is not 'stop' or 'continue'")
-    if games < 1 or not 0 <= moves <= 999 or not 0 <= minutes <= 999:
-        raise ConfigError("--games must be >= 1, --moves and --time 0..999")
+    if games < 1 or not all(0 <= n <= 999 for n in (moves, minutes, time_moves or 0)):
+        raise ConfigError("--games must be >= 1, --max-moves, --time and --time-moves 0..999")
     if not (move_timeout > 0 and connect_timeout > 0):  # also refuses nan
         raise ConfigError("--move-timeout and --connect-timeout must be > 0")
     arbiter = ArbiterSettings.checked(
@@ -183,8 +218,10 @@ def match_command(
     config = MatchConfig(
         games=games,
         minutes=minutes,
+        time_moves=time_moves,
         moves=moves,
         pdn_dir=pdn,
+        pdn_notes=pdn_notes,
         on_engine_failure=FailurePolicy(on_engine_failure),
         move_timeout=move_timeout,
         connect_timeout=connect_timeout,

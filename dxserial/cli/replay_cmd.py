@@ -25,6 +25,12 @@ def replay_command(
     final: bool = typer.Option(
         False, "--final", help="Only each game's final position, result and violations."
     ),
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="Only the violations and the count; exit code 1 if there is one (as when the "
+        "file cannot be read), for scripts.",
+    ),
 ) -> None:
     """Show the games of a bridge trace or PDN file move by move.
 
@@ -33,10 +39,10 @@ def replay_command(
     line counts them.  Messages the bridge did not forward (duplicates,
     dropped) are listed but not applied.
 
-    The exit code is 0 even when violations are found; a file that cannot be
-    read prints a one-line error and the exit code is 1.
+    The exit code is 0 even when violations are found (with --check: 1); a file
+    that cannot be read prints a one-line error and the exit code is 1.
     """
-    games, preamble = load_games(file, board=not no_board and not final)
+    games, preamble = load_games(file, board=not no_board and not final and not check)
     if game:
         if game > len(games):
             raise ReplayError(
@@ -50,6 +56,10 @@ def replay_command(
     if not shown:
         raise ReplayError(f"{file}: no game was started in this trace")
     for log in shown:
+        if check:
+            for line in log.alerts:
+                typer.echo(f"game {log.number}: {line}" if log.number else line)
+            continue
         if log.number:
             typer.echo(log.title)
         if final:
@@ -66,3 +76,5 @@ def replay_command(
     violations = sum(log.violations for log in shown)
     counted = [log for log in shown if log.number]
     typer.echo(f"{plural(len(counted), 'game')}, {plural(violations, 'violation')}")
+    if check and violations:
+        raise typer.Exit(1)

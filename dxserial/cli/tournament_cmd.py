@@ -23,6 +23,7 @@ from dxserial.cli.options import (
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.tournament.runner import Tournament, load_spec
+from dxserial.tournament.spec import check_cluster
 
 
 def _print_keys(value: bool) -> None:
@@ -49,7 +50,16 @@ def tournament_command(
         None,
         "--concurrency",
         help="Games at the same time (default: the file's, else 1); an endpoint engine plays "
-        "one at a time, an engine dxserial runs gets its own process for each game.",
+        "one at a time, an engine dxserial runs gets its own process for each game. On a "
+        "cluster: at most this many games in flight (default: the workers' threads).",
+        show_default=False,
+    ),
+    cluster: str | None = typer.Option(
+        None,
+        "--cluster",
+        metavar="tcp://HOST:PORT",
+        help="Play the games as tasks on the workers of this Dask scheduler (else the file's "
+        "cluster key; needs dxserial[cluster], see docs/cluster.md).",
         show_default=False,
     ),
     web: str | None = web_option(),
@@ -70,8 +80,9 @@ def tournament_command(
     on after a crash without replaying finished games. An engine is an endpoint or a
     command (speaks = dxp-server, dxp-client or dosbox) that dxserial starts, watches and
     restarts; with sprt = { elo0, elo1, alpha, beta } two engines play game pairs until the
-    SPRT decides. Exit 0 when every game was played (or the SPRT decided); 1 when it
-    stopped early, an engine could not be started, or no game was played.
+    SPRT decides. With --cluster (or cluster = "tcp://HOST:PORT") the games are tasks on
+    the workers of a Dask scheduler. Exit 0 when every game was played (or the SPRT
+    decided); 1 when it stopped early, an engine could not be started, or no game was played.
     """
     configure_logging(verbose, quiet)
     spec = load_spec(file)
@@ -80,15 +91,31 @@ def tournament_command(
     options = link_options(
         link, baud, "0x02", "0x03", echo_timeout, max_attempts, spec.connect_timeout
     )
-    tournament = Tournament(
-        spec,
-        options,
-        progress=stdout_progress(),
-        resume=resume,
-        concurrency=concurrency,
-        name=check_name(name),
-        log_messages=verbose >= 1,
-    )
+    address = check_cluster(cluster, "--cluster") if cluster is not None else spec.cluster
+    tournament: Tournament
+    if address is not None:
+        from dxserial.cluster.director import ClusterTournament
+
+        tournament = ClusterTournament(
+            spec,
+            options,
+            address=address,
+            progress=stdout_progress(),
+            resume=resume,
+            concurrency=concurrency,
+            name=check_name(name),
+            log_messages=verbose >= 1,
+        )
+    else:
+        tournament = Tournament(
+            spec,
+            options,
+            progress=stdout_progress(),
+            resume=resume,
+            concurrency=concurrency,
+            name=check_name(name),
+            log_messages=verbose >= 1,
+        )
     completed = runtime.run(
         run_watched(tournament.run, tournament.stop, web=web, allow=allow,
                     say=tournament.progress.line, title=tournament.spec.event,

@@ -25,9 +25,11 @@ from dxserial.host.udev.install import (
     InstallPermissionError,
     check_group,
     check_name,
+    check_rig_path,
     dxserial_executable,
     install,
     plan_install,
+    plan_serve,
     render,
     uninstall,
     unit_cannot_run,
@@ -57,7 +59,9 @@ _VERBS = {
 
 @udev_app.command("print")
 def print_command(
-    what: Kind = typer.Argument(Kind.rules, help="Which file: rules, unit or config."),
+    what: Kind = typer.Argument(
+        Kind.rules, help="Which file: rules, unit, config or serve (dxserial serve's unit)."
+    ),
     name: str = typer.Option(
         "NAME", "--name", metavar="NAME", help="Adapter name to fill into the config."
     ),
@@ -91,6 +95,12 @@ def install_command(
     force: bool = typer.Option(
         False, "--force", help="Replace rules or unit files that were edited or not ours."
     ),
+    serve: Path | None = typer.Option(
+        None, "--serve", metavar="RIG",
+        help="Instead: one systemd service, dxserial-serve.service, that runs 'dxserial "
+        "serve RIG' for every line of that rig file (checked first).",
+        show_default=False,
+    ),
 ) -> None:
     """Write the udev rules, the systemd unit and an example configuration.
 
@@ -105,7 +115,22 @@ def install_command(
     unreachable = unit_cannot_run(exe, this=exec_path is None)
     if unreachable:
         raise ConfigError(f"not installing: {unreachable}")
-    targets = plan_install(root, names or [], exe=exe, group=group)
+    rig = None
+    if serve is not None:
+        if names:
+            raise ConfigError("--serve and --name exclude each other: the rig file names "
+                              "its lines")
+        from dxserial.serve.rig import read_rig
+
+        rig = str(serve.absolute())
+        if root != Path("/") and serve.absolute().is_relative_to(root.absolute()):
+            # The rig file of the system under --root: the unit names it by its path there.
+            rig = "/" + str(serve.absolute().relative_to(root.absolute()))
+        check_rig_path(rig)
+        spec = read_rig(serve)  # a rig file with a mistake is not installed
+        targets = plan_serve(root, rig, exe=exe, group=group)
+    else:
+        targets = plan_install(root, names or [], exe=exe, group=group)
     try:
         actions = install(targets, force=force)
     except InstallPermissionError as exc:
@@ -118,6 +143,8 @@ def install_command(
             argv += ["--group", group]
         if exec_path:
             argv += ["--exec", exec_path]
+        if rig is not None:
+            argv += ["--serve", rig]
         if force:
             argv.append("--force")
         _no_permission(exc, argv)
@@ -136,7 +163,26 @@ def install_command(
                 f"{group}) or install with --group",
                 err=True,
             )
+    if rig is not None:
+        _serve_steps(root, rig, len(spec.lines))
+        return
     _next_steps(root, names or [])
+
+
+def _serve_steps(root: Path, rig: str, lines: int) -> None:
+    steps = [
+        "",
+        "Next, as root:",
+        "  systemctl daemon-reload",
+        "  systemctl enable --now dxserial-serve.service",
+        f"It serves the {lines} line(s) of {rig}. After editing that file:",
+        "  systemctl reload dxserial-serve.service",
+        f"Every line: sudo dxserial serve {rig} --status",
+        "A line must not also have a dxserial@NAME unit (one process per port).",
+    ]
+    if root != Path("/"):
+        steps.append(f"(The files are under {root}: run these on the system that uses them.)")
+    typer.echo("\n".join(steps))
 
 
 def _next_steps(root: Path, names: list[str]) -> None:
@@ -197,7 +243,8 @@ def uninstall_command(
         typer.echo(f"{_VERBS[action.verb]:<10}{action.path}{note}")
     if any(a.verb == "remove" for a in actions):
         typer.echo(
-            "\nNext, as root: systemctl stop 'dxserial@*.service'; systemctl daemon-reload; "
+            "\nNext, as root: systemctl stop 'dxserial@*.service' dxserial-serve.service; "
+            "systemctl daemon-reload; "
             "udevadm control --reload"
         )
 

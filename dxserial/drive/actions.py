@@ -115,6 +115,15 @@ class Hangup:
 
 
 @dataclass(frozen=True)
+class Remember:
+    """State that must outlive the program's run (a crash, a restart): the runner writes
+    ``fields`` atomically where the program keeps it; ``why`` says what changed."""
+
+    fields: dict[str, Any]
+    why: str
+
+
+@dataclass(frozen=True)
 class Done:
     """The program's job is over: ``code`` is the exit status, ``message`` the last line."""
 
@@ -124,7 +133,7 @@ class Done:
 
 Action = (
     Send | Forget | Log | Trace | WriteRecord | Observed | News | Say | Work | Reopen | Hangup
-    | Done
+    | Remember | Done
 )
 
 __all__ = [
@@ -135,6 +144,7 @@ __all__ = [
     "Log",
     "News",
     "Observed",
+    "Remember",
     "Reopen",
     "Say",
     "Send",

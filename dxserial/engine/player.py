@@ -618,7 +618,8 @@ class Player:
             try:
                 move: LegalMove | None = self._moved(game)
             except MoverFailed as exc:  # no move: end the game and the session
-                self._note(str(exc), logging.ERROR)
+                # Logged below error level: the session's result line is the one error.
+                self._note(f"ending the game and the session: {exc}", logging.INFO)
                 self.ok, self.outcome = False, str(exc)
                 return self._send(GameEnd(reason=EndReason.NONE, stop=StopCode.STOP))
         else:

@@ -20,7 +20,6 @@ from dxserial.game.referee import GameResult
 
 __all__ = [
     "ArbiterSettings",
-    "clock_comment",
     "clock_left",
     "time_loss",
 ]
@@ -106,8 +105,3 @@ def time_loss(colour: Colour, title: str, clock: GameClock, now: float) -> GameR
 def clock_left(clock: GameClock, now: float) -> dict[str, float]:
     """Both sides' seconds left, for the live view (``left`` of a game card)."""
     return {colour_name(c): round(max(0.0, clock.left(c, now)), 1) for c in Colour}
-
-
-def clock_comment(charged: float, left: float, reported: int) -> str:
-    """A PDN comment beside a move: the director's clock, and what the engine said."""
-    return f"clock: {charged:.2f} s, {max(0.0, left):.1f} s left; engine says {reported} s"

@@ -18,6 +18,7 @@ from dxserial.game.record import (
     RESULTS,
     GameRecord,
     PdnError,
+    PlyClock,
     RecordedMove,
     RecordError,
     _now,
@@ -25,7 +26,10 @@ from dxserial.game.record import (
 from dxserial.protocol.messages import Colour
 
 __all__ = [
+    "clock_commands",
+    "clock_prose",
     "compact_fen",
+    "hms",
     "parse_pdn",
     "pdn_filename",
     "read_pdn",
@@ -41,9 +45,28 @@ def _tag_value(text: str) -> str:
     return clean.replace("\\", "\\\\").replace('"', '\\"')
 
 
+#: A result token standing alone: readers that split games on results must not meet one
+#: inside a comment (pydraughts does so line by line), so a comment quotes it.
+_LONE_RESULT = re.compile(r"(?<![\w/.:-])(1/2-1/2|1-0|0-1|2-0|0-2|1-1|0-0|\*)(?![\w/.:-])")
+
+
+def _comment_text(text: str) -> str:
+    """A comment's text as other readers can skip it: no braces, no lone result, and
+    parentheses only in pairs (pydraughts drops ``(...)`` before it drops comments)."""
+    clean = text.replace("{", "(").replace("}", ")")
+    depth = 0
+    for ch in clean:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            break
+    if depth:
+        clean = clean.replace("(", "[").replace(")", "]")
+    return _LONE_RESULT.sub(r'"\1"', clean)
+
+
 def _comment_words(text: str) -> list[str]:
-    """A comment as tokens for wrapping: braces cannot occur inside, long words are split."""
-    words = text.replace("{", "(").replace("}", ")").split() or ["-"]
+    """A comment as tokens for wrapping; long words are split."""
+    words = _comment_text(text).split() or ["-"]
     out: list[str] = []
     for word in words:
         while len(word) > MAX_LINE - 2:
@@ -69,11 +92,52 @@ def _wrap(tokens: list[str]) -> list[str]:
     return lines
 
 
-def to_pdn(record: GameRecord) -> str:
+#: Seconds between an engine's MOVE seconds and the director's charge that are only the
+#: report's whole seconds and the line's margin: no ``[%emt]`` for those.
+EMT_AFTER = 1.5
+
+
+def hms(seconds: float) -> str:
+    """Whole seconds as ``h:mm:ss`` (PGN's clock commands; rounded as lidraughts does)."""
+    s = int(max(0.0, seconds) + 0.5)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def clock_commands(record: GameRecord, ply: int) -> str:
+    """The embedded commands after ``ply``: the director's clock in lidraughts' form
+    (``[%clock w0:04:58 B0:05:00]``, both sides' time left, the mover in lower case), once a
+    numbered move (after Black's move, or the game's last), since the clock that did not
+    run still shows what it showed; and ``[%emt]``, the time the mover's MOVE said it used,
+    where that is more than :data:`EMT_AFTER` from what the director charged."""
+    reading = record.clocks.get(ply)
+    if reading is None:
+        return ""
+    parts: list[str] = []
+    last = ply == record.plies or ply + 1 not in record.clocks
+    if reading.mover is Colour.BLACK or last:
+        w, b = ("w", "B") if reading.mover is Colour.WHITE else ("W", "b")
+        parts.append(f"[%clock {w}{hms(reading.white)} {b}{hms(reading.black)}]")
+    if abs(reading.reported - reading.charged) > EMT_AFTER:
+        parts.append(f"[%emt {hms(reading.reported)}]")
+    return "{" + " ".join(parts) + "}" if parts else ""
+
+
+def clock_prose(reading: PlyClock) -> str:
+    """The annotated form's comment beside a move: the director's clock, and the engine's."""
+    left = max(0.0, reading.left(reading.mover))
+    return (f"clock: {reading.charged:.2f} s, {left:.1f} s left; "
+            f"engine says {reading.reported} s")
+
+
+def to_pdn(record: GameRecord, *, annotated: bool = False) -> str:
     """The record as one PDN game: tags, then movetext in lines of at most 80 characters.
 
-    Tag lines are not wrapped (PDN cannot split a tag); only a FEN tag of a crowded
-    position can pass 80 characters, and ranges keep most FENs short.
+    Movetext as the draughts programs write it: a number before White's moves only (and
+    before a first move by Black), the director's clock as embedded commands, comments only
+    for what no tag says (violations, the bridge's own actions).  ``annotated``: the
+    referee's notes and the clock as prose too, for people (docs/pdn.md).  Tag lines are not
+    wrapped (PDN cannot split a tag); only a FEN tag of a crowded position can pass 80
+    characters, and ranges keep most FENs short.
     """
     result = record.result if record.result in RESULTS else "*"
     date = record.date or (record.started.strftime("%Y.%m.%d") if record.started else "????.??.??")
@@ -100,18 +164,25 @@ def to_pdn(record: GameRecord) -> str:
     for ply in range(0, last + 1):
         if ply:
             move = record.moves[ply - 1]
-            black = move.colour is Colour.BLACK
-            if not black:
+            if move.colour is Colour.WHITE:
                 tokens.append(f"{move.move_number}. {move.text}")
-            elif ply == 1 or record.comments.get(ply - 1):
+            elif ply == 1:
                 tokens.append(f"{move.move_number}... {move.text}")
             else:
                 tokens.append(move.text)
         texts = list(record.comments.get(ply, []))
+        if annotated:
+            texts += record.notes.get(ply, [])
+            if ply in record.clocks:
+                texts.append(clock_prose(record.clocks[ply]))
         if ply == last:
-            texts += [t for k, v in sorted(record.comments.items()) if k > last for t in v]
+            for source in (record.comments, record.notes) if annotated else (record.comments,):
+                texts += [t for k, v in sorted(source.items()) if k > last for t in v]
         for text in texts:
             tokens.extend(_comment_words(text))
+        commands = "" if annotated else clock_commands(record, ply)
+        if commands:
+            tokens.append(commands)
     tokens.append(result)
     return "\n".join([*head, "", *_wrap(tokens)]) + "\n"
 
@@ -159,7 +230,9 @@ def pdn_filename(record: GameRecord) -> str:
     )
 
 
-def write_pdn(record: GameRecord, directory: Path | str, *, mode: int = 0o600) -> Path:
+def write_pdn(
+    record: GameRecord, directory: Path | str, *, mode: int = 0o600, annotated: bool = False
+) -> Path:
     """Write ``record`` to a new file in ``directory`` (created if needed); return its path.
 
     Atomic: the text goes to a temporary file in the same directory, is synced, then
@@ -177,7 +250,8 @@ def write_pdn(record: GameRecord, directory: Path | str, *, mode: int = 0o600) -
             target = folder / f"{base[:-4]}-{n}.pdn"
     except OSError as exc:
         raise RecordError(f"cannot write game record in {folder}: {exc.strerror}") from None
-    write_atomic(target, to_pdn(record), what="game record", mode=mode, error=RecordError)
+    text = to_pdn(record, annotated=annotated)
+    write_atomic(target, text, what="game record", mode=mode, error=RecordError)
     return target
 
 

@@ -24,9 +24,11 @@ __all__ = [
     "VIOLATION_PREFIX",
     "GameRecord",
     "PdnError",
+    "PlyClock",
     "RecordError",
     "RecordedMove",
     "Recorder",
+    "time_control_tag",
 ]
 
 
@@ -34,6 +36,8 @@ GAME_TYPE = "20"  # PDN GameType of international draughts (10x10)
 MAX_LINE = 80
 RESULTS = ("2-0", "1-1", "0-2", "*")
 VIOLATION_PREFIX = "violation: "  # comments that report a violation start with this
+#: Referee notes that repeat what the tags or the board already say: the annotated form only.
+NOTE_ONLY = ("game over: ", "move limit exceeded: ")
 
 
 class RecordError(DxSerialError):
@@ -55,9 +59,26 @@ class RecordedMove:
     legal: bool = True
 
 
+@dataclass(frozen=True)
+class PlyClock:
+    """The director's clock after one ply: both sides' seconds left, what it charged the
+    mover, and what the mover's MOVE said it used (DXP's informational seconds)."""
+
+    mover: Colour
+    white: float
+    black: float
+    charged: float
+    reported: int
+
+    def left(self, colour: Colour) -> float:
+        return self.white if colour is Colour.WHITE else self.black
+
+
 @dataclass
 class GameRecord:
-    """One game.  ``comments[k]`` are the comments after ply ``k`` (0: before the first)."""
+    """One game.  ``comments[k]`` are the comments after ply ``k`` (0: before the first);
+    ``notes[k]`` the commentary only the annotated form writes; ``clocks[k]`` the director's
+    clock after ply ``k`` (only when it kept one)."""
 
     white: str = "?"
     black: str = "?"
@@ -73,6 +94,8 @@ class GameRecord:
     result: str = "*"
     termination: str = ""
     tags: dict[str, str] = field(default_factory=dict)  # other tags read from a file
+    notes: dict[int, list[str]] = field(default_factory=dict)
+    clocks: dict[int, PlyClock] = field(default_factory=dict)
 
     @property
     def plies(self) -> int:
@@ -87,10 +110,15 @@ class GameRecord:
         """True if the game does not start from the normal start position (needs a FEN tag)."""
         return self.start_position != Position.start()
 
-    def add_comment(self, text: str, ply: int | None = None) -> None:
-        """A comment after ``ply`` (default: after the last move so far)."""
+    def add_comment(self, text: str, ply: int | None = None, *, note: bool = False) -> None:
+        """A comment after ``ply`` (default: after the last move so far); ``note``: commentary
+        that only the annotated form writes (it repeats what tags or clocks say)."""
         at = self.plies if ply is None else ply
-        self.comments.setdefault(at, []).append(text)
+        (self.notes if note else self.comments).setdefault(at, []).append(text)
+
+    def add_clock(self, reading: PlyClock) -> None:
+        """The director's clock after the last move so far."""
+        self.clocks[self.plies] = reading
 
     def violations(self) -> list[tuple[int, str]]:
         """(ply, text) of the comments that report a violation."""
@@ -104,8 +132,19 @@ class GameRecord:
     def truncate(self, plies: int) -> None:
         """Drop the moves after ``plies`` (a take-back); their comments move to ``plies``."""
         del self.moves[plies:]
-        for ply in sorted(k for k in self.comments if k > plies):
-            self.comments.setdefault(plies, []).extend(self.comments.pop(ply))
+        for texts in (self.comments, self.notes):
+            for ply in sorted(k for k in texts if k > plies):
+                texts.setdefault(plies, []).extend(texts.pop(ply))
+        for ply in [k for k in self.clocks if k > plies]:
+            del self.clocks[ply]
+
+
+def time_control_tag(seconds: float, moves: int) -> str:
+    """PGN's TimeControl: ``moves/seconds`` for a period of that many moves (the same again
+    after it), ``seconds`` for the whole game, ``-`` without a clock."""
+    if seconds <= 0:
+        return "-"
+    return f"{moves}/{seconds:g}" if moves else f"{seconds:g}"
 
 
 # --------------------------------------------------------------------------- recorder
@@ -166,7 +205,7 @@ class Recorder:
             suffix = " (not played)" if not_played else ""
             record.add_comment(f"{VIOLATION_PREFIX}{verdict.who}: {verdict.problem}{suffix}")
         for note in verdict.notes:
-            record.add_comment(note)
+            record.add_comment(note, note=note.startswith(NOTE_ONLY))
         if verdict.result is not None:
             self._decided = verdict.result
         if verdict.game_ended is not None and verdict.result is not None:
@@ -207,6 +246,7 @@ class Recorder:
             started=started,
             start_fen=position_from_gamereq(request).to_fen(),
         )
+        self._current.tags["TimeControl"] = time_control_tag(60.0 * request.minutes, request.moves)
 
     def _finish(self, result: GameResult) -> GameRecord:
         record = self._current

@@ -83,11 +83,13 @@ def engine_args(
     start: int = 2,
     end: int = 3,
     idle: int = 60,
+    once: bool = False,
 ) -> str:
-    """DXENG.COM's command line (see the top of ``dos/dxeng.c``)."""
+    """DXENG.COM's command line (see the top of ``dos/dxeng.c``); ``once``: it ends its
+    session at the first GAMEEND it gets."""
     return (
         f"port=1 baud={baud} s={start} e={end} role={role} moves={moves} colour={colour} "
-        f"idle={idle} log={LOG_NAME}"
+        f"idle={idle} {'once=1 ' if once else ''}log={LOG_NAME}"
     )
 
 

@@ -95,8 +95,9 @@ class CommandEndpoint(EngineEndpoint):
         """The running process group and its leader's start time (for the state file)."""
         child = self.child
         if child is None or child.returncode is not None:
-            return {"pgid": None, "started": None}
-        return {"pgid": child.pid, "started": child.started}
+            return {"pgid": None, "started": None, "session": None}
+        group = child.group
+        return {"pgid": group.pgid, "started": group.started, "session": group.session}
 
     def describe(self) -> str:
         program = self.cmd.command[0] if self.cmd.command else "dosbox"
@@ -193,7 +194,9 @@ class CommandEndpoint(EngineEndpoint):
             self.spec = parse_engine_endpoint(plan.endpoint)
         env = {**os.environ, **plan.env, **self.cmd.env}
         try:
-            self.child = await Child.start(plan.argv, cwd=cwd, env=env, log=self.log_path)
+            self.child = await Child.start(
+                plan.argv, cwd=cwd, env=env, log=self.log_path, grace=self.cmd.stop_grace
+            )
         except PortError as exc:
             self.supervisor.ended(loop.time(), failure="could not be started", status=str(exc))
             raise PortError(f"engine {self.label}: {exc}") from None
@@ -221,7 +224,7 @@ class CommandEndpoint(EngineEndpoint):
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(child.wait()), _OWN_EXIT)
-        await child.stop(self.cmd.stop_grace)
+        await child.stop()
         tail = child.log_tail()
         self._unjudged = child.status() + (f"; last log lines: {tail}" if tail else "")
         # A clean end (exit 0, or stopped by us: a hang is told by the forfeit) is no news.

@@ -56,6 +56,7 @@ class Supervisor:
     events: list[str] = field(default_factory=list)
     _not_before: float = 0.0
     _last_end: str = ""
+    _failed_last: bool = False
     _given_up: str | None = None
 
     @property
@@ -76,7 +77,8 @@ class Supervisor:
         self.starts += 1
         self.running = True
         if self.starts > 1:
-            self.events.append(what)
+            # After a failure, its "failed: ..." event already says why: not twice.
+            self.events.append(f"restart {self.restarts}" if self._failed_last else what)
 
     def ready(self, now: float) -> None:
         self.ever_ready = True
@@ -85,6 +87,7 @@ class Supervisor:
         """The process is gone: ``failure`` if it cost a game (or never got ready)."""
         self.running = False
         self._last_end = f"{failure}; {status}" if failure else status
+        self._failed_last = failure is not None
         if failure is None:
             self.streak = 0
             self._not_before = now

@@ -8,32 +8,37 @@ engine at ENDPOINT.  Each ``go`` is played through that engine:
   move of the GUI's side: that move goes to the engine as a MOVE;
 * otherwise the running game is ended (GAMEEND) and a new one starts with a GAMEREQ of the
   ``pos`` (form A from the start position, else form B), the engine playing the side to
-  move.  ``level`` gives that GAMEREQ's minutes and moves (see :func:`game_clock`) and
-  the move's deadline;
+  move.  ``level`` gives that GAMEREQ's minutes and moves (:mod:`dxserial.hub.clock`),
+  and the engine is held to that clock, no other;
 * the engine's MOVE, checked on the board, is answered as ``done move=...``; its CHAT
   becomes an ``info text=...`` line.
 
-When the engine gives no legal move (a ``stop``, the deadline, an illegal MOVE, a GAMEEND,
-a refused GAMEREQ), the DXP game is ended with a GAMEEND and, since a Hub client waits for
-``done`` whatever happens, dxserial answers with a move of its own short search, and says
-so (``info text=`` to the client, a warning in the log): the client's game goes on, the
-next ``go`` starts a fresh DXP game from that position.  ``new-game`` and ``quit`` (or
-end of input) end the running game cleanly; quit's GAMEEND carries stop code 1.
-``go ponder`` waits: ``ponder-hit`` plays it as a ``go``, ``stop`` answers with a move of
-dxserial's own that the client throws away, and the DXP game is not touched.
+dxserial answers a ``go`` with a move of its own only when the engine had the position and
+its time and gave no legal move (a ``stop``, its clock run out, an illegal MOVE, a GAMEEND,
+a refused GAMEREQ), and says so (``info text=`` to the client, a warning in the log).
+A ``go`` whose game cannot start yet (the previous game's GAMEEND not answered: an engine
+may answer it only when its search is over) waits for the answer, as long as the stopped
+search's clock and ``answer_timeout`` allow and within the client's own clock; then it
+starts over on a fresh connection (:class:`StartOver`).  Either is said in the log.  When
+the engine ends a game at the GAMEREQ's move limit while a ``go`` waits, a new game starts
+from that position.  ``new-game`` and ``quit`` (or end of input) end the running game
+cleanly; quit's GAMEEND carries stop code 1.  ``go ponder`` waits: ``ponder-hit`` plays it
+as a ``go``, ``stop`` answers with a move of dxserial's own that the client throws away,
+and the DXP game is not touched.
 """
 
 from __future__ import annotations
 
 import enum
 import logging
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dxserial import __version__
 from dxserial.draughts import IllegalMoveError, Position
 from dxserial.engine.search import choose_move
+from dxserial.hub.clock import ClockOffer, EngineClock, game_clock, offer_for
+from dxserial.hub.clock import say_seconds as _seconds
 from dxserial.protocol import hub
 from dxserial.protocol.dxp_moves import describe_dxp_move, match_dxp_move, to_dxp_move
 from dxserial.protocol.messages import (
@@ -58,6 +63,7 @@ __all__ = [
     "Log",
     "SendDxp",
     "SendHub",
+    "StartOver",
     "Stop",
     "game_clock",
 ]
@@ -92,31 +98,23 @@ class Stop:
     message: str
 
 
-Action = SendHub | SendDxp | Log | Stop
+@dataclass(frozen=True)
+class StartOver:
+    """Close the connection to the engine and open a fresh one; then call
+    :meth:`HubAdapter.reconnected` (or :meth:`HubAdapter.link_lost` if it cannot be had)."""
+
+    why: str
+
+
+Action = SendHub | SendDxp | Log | Stop | StartOver
 
 
 @dataclass(frozen=True)
 class AdapterConfig:
     name: str = "dxserial hub"
-    minutes: int = 5  # GAMEREQ minutes when level gives no clock (depth, infinite)
-    grace: float = 2.0  # seconds past a move's budget before the engine is out of time
+    minutes: int = 5  # GAMEREQ minutes when level gives no clock (depth, nodes, infinite)
+    grace: float = 2.0  # seconds past the engine's clock before it is out of time
     answer_timeout: float = ANSWER_TIMEOUT
-
-
-def game_clock(level: hub.Level, default_minutes: int) -> tuple[int, int]:
-    """The GAMEREQ's (minutes, moves) for a Hub ``level``.
-
-    ``time=T [moves=N]`` is the engine's clock: T rounded up to whole minutes, N the
-    moves field (0 without it).  ``move-time=X`` is a clock for 40 moves of X seconds.
-    ``depth`` and ``infinite`` carry no clock: ``default_minutes``.  Never 0 minutes:
-    a DXP engine reads 000 as no clock at all.
-    """
-    if level.time is not None:
-        minutes = math.ceil((level.time + 40 * level.inc) / 60)
-        return max(1, min(999, minutes)), min(999, level.moves or 0)
-    if level.move_time is not None:
-        return max(1, min(999, math.ceil(level.move_time * 40 / 60))), 0
-    return default_minutes, 0
 
 
 class _Phase(enum.Enum):
@@ -124,17 +122,25 @@ class _Phase(enum.Enum):
     REQUESTED = "GAMEREQ sent"
     PLAYING = "playing"
     CLOSING = "our GAMEEND sent"
+    RECONNECTING = "opening a fresh connection"
     STOPPED = "stopped"
 
 
 @dataclass
 class _Game:
     engine: Colour  # the engine's side
+    clock: EngineClock
+    moves_limit: int  # the GAMEREQ's moves field (0: none)
     positions: list[Position] = field(default_factory=list)
 
     @property
     def position(self) -> Position:
         return self.positions[-1]
+
+    @property
+    def at_limit(self) -> bool:
+        """The GAMEREQ's moves are played (an engine may end the game here)."""
+        return bool(self.moves_limit) and len(self.positions) - 1 >= 2 * self.moves_limit - 1
 
 
 class HubAdapter:
@@ -147,35 +153,52 @@ class HubAdapter:
         self._pos: hub.PosCommand | None = None
         self._game: _Game | None = None
         self._request: GameRequest | None = None
+        self._offer: ClockOffer | None = None
         self._go_target: Position | None = None  # a go waits for the engine's move
-        self._go_deadline: float | None = None
+        self._go_deadline: float | None = None  # set only while the engine has the position
+        self._thinking_since: float | None = None
         self._phase_deadline: float | None = None  # GAMEREQ or GAMEEND answer due
+        self._wait_limit: float | None = None  # a waiting go starts over from here
         self._after_close: Callable[[float], list[Action]] | None = None
+        self._started_over = False  # this go already had a fresh connection
         self._pondering = False  # 'go ponder' waits for ponder-hit or stop
         self.engine_name = ""
         self.moves_played = 0  # engine moves handed to the client
         self.fallbacks = 0  # moves dxserial chose itself
+        self.fresh_connections = 0
 
     # ------------------------------------------------------------------ clock
 
     def next_deadline(self) -> float | None:
-        times = [t for t in (self._go_deadline, self._phase_deadline) if t is not None]
+        times = [
+            t
+            for t in (self._go_deadline, self._phase_deadline, self._wait_limit)
+            if t is not None
+        ]
         return min(times) if times else None
 
     def poll(self, now: float) -> list[Action]:
         out: list[Action] = []
+        if self._wait_limit is not None and now >= self._wait_limit:
+            self._wait_limit = None
+            if self.phase in (_Phase.CLOSING, _Phase.REQUESTED) and self._go_target is not None:
+                self._phase_deadline = None
+                return self._unanswered(now)
         if self._phase_deadline is not None and now >= self._phase_deadline:
             self._phase_deadline = None
+            if self._go_target is not None and self.phase in (_Phase.CLOSING, _Phase.REQUESTED):
+                return self._unanswered(now)
             if self.phase is _Phase.CLOSING:
                 out.append(Log("the engine did not answer our GAMEEND; going on", logging.WARNING))
                 out += self._closed(now)
             elif self.phase is _Phase.REQUESTED:
                 self.phase = _Phase.IDLE
-                out += self._fallback("the engine did not answer the GAMEREQ", now)
         if self._go_deadline is not None and now >= self._go_deadline:
             self._go_deadline = None
             if self._go_target is not None:
-                out += self._no_move("the engine gave no move in time", now, error=True)
+                spent = now - (self._thinking_since or now)
+                why = f"the engine gave no move in {_seconds(spent)} (its clock ran out)"
+                out += self._no_move(why, now, error=True)
         return out
 
     # ------------------------------------------------------------------ hub side
@@ -257,42 +280,96 @@ class HubAdapter:
         if target.is_lost():
             raise hub.HubError(f"go in a position without a legal move ({target.to_fen()})")
         self._go_target = target
-        budget = self.level.budget()
-        self._go_deadline = None if budget is None else now + budget + self.config.grace
+        self._started_over = False
         game = self._game
         if self.phase is _Phase.PLAYING and game is not None:
             last = game.position
             if last == target and last.turn is game.engine:
+                self._engine_has_it(game, now)
                 return []  # the engine is already to move here
             if last.turn is not game.engine:
                 for move in last.legal_moves():
                     if last.play(move) == target:
                         game.positions.append(target)
+                        self._engine_has_it(game, now)
                         return [SendDxp(to_dxp_move(move))]
             return self._end_game(StopCode.CONTINUE, now, then=self._request_game)
-        if self.phase in (_Phase.CLOSING, _Phase.REQUESTED):
+        if self.phase in (_Phase.CLOSING, _Phase.REQUESTED, _Phase.RECONNECTING):
             self._after_close = self._request_game
-            return []
+            return self._wait_for_start(now)
         return self._request_game(now)
+
+    def _wait_for_start(self, now: float) -> list[Action]:
+        """This go's game cannot start yet: wait, within the client's clock."""
+        if self.phase is _Phase.RECONNECTING:
+            return [Log("this go waits for the fresh connection to the engine")]
+        due = self._phase_deadline if self._phase_deadline is not None else now
+        limit = due
+        level = self.level
+        if level.time is not None:  # the client's clock runs: use at most half of it
+            limit = min(due, now + (level.time + level.inc) / 2)
+        self._wait_limit = limit
+        what = "our GAMEEND" if self.phase is _Phase.CLOSING else "our GAMEREQ"
+        return [
+            Log(
+                f"this go waits up to {_seconds(limit - now)} for the engine to answer {what} "
+                "(an engine may finish its search first); then a fresh connection"
+            )
+        ]
+
+    def _unanswered(self, now: float) -> list[Action]:
+        """A go waited for the engine's answer in vain: a fresh connection, once."""
+        what = "our GAMEEND" if self.phase is _Phase.CLOSING else "the GAMEREQ"
+        self._wait_limit = None
+        if self._started_over:
+            self.phase = _Phase.IDLE
+            return self._fallback(
+                f"the engine did not answer {what} on a fresh connection either", now,
+                error=True,
+            )
+        self._started_over = True
+        self.phase = _Phase.RECONNECTING
+        self._game = None
+        self._after_close = self._request_game
+        self.fresh_connections += 1
+        why = f"the engine did not answer {what} in time: starting over on a fresh connection"
+        return [Log(why, logging.WARNING), StartOver(why)]
+
+    def reconnected(self, now: float) -> list[Action]:
+        """The fresh connection is up: no game runs on it; a waiting go's game starts."""
+        if self.phase is not _Phase.RECONNECTING:
+            return []
+        return [Log("fresh connection to the engine is up"), *self._closed(now)]
 
     def _request_game(self, now: float) -> list[Action]:
         target = self._go_target
         if target is None:
             return []
-        minutes, moves = game_clock(self.level, self.config.minutes)
+        offer = offer_for(self.level, self.config.minutes)
         start = target == Position.start()
         request = GameRequest(
             name=self.config.name,
             follower_colour=target.turn,
-            minutes=minutes,
-            moves=moves,
+            minutes=offer.minutes,
+            moves=offer.moves,
             to_move=None if start else target.turn,
             position=None if start else target.pieces(),
         )
         self._request = request
+        self._offer = offer
         self.phase = _Phase.REQUESTED
         self._phase_deadline = now + self.config.answer_timeout
-        return [SendDxp(request)]
+        level = logging.WARNING if offer.approximate else logging.INFO
+        return [
+            Log(f"GAMEREQ: {offer.describe()} (level {offer.reading})", level),
+            SendDxp(request),
+        ]
+
+    def _engine_has_it(self, game: _Game, now: float) -> None:
+        """The engine has the position and is to move: its clock runs from now."""
+        self._thinking_since = now
+        limit = game.clock.limit(self.level)
+        self._go_deadline = None if limit is None else now + limit + self.config.grace
 
     # ------------------------------------------------------------------ dxp side
 
@@ -301,6 +378,8 @@ class HubAdapter:
         if isinstance(msg, Chat):
             return [SendHub(hub.info_line({"text": f"{self.engine_name or 'engine'}: {msg.text}"}))]
         phase = self.phase
+        if phase is _Phase.RECONNECTING:
+            return [Log(f"ignored {msg.NAME} from the old connection")]
         if phase is _Phase.CLOSING:
             if isinstance(msg, GameEnd):
                 return self._closed(now)
@@ -331,16 +410,23 @@ class HubAdapter:
         return [*out, Stop(1, text)]
 
     def _accepted(self, msg: GameAccept, now: float) -> list[Action]:
-        self._phase_deadline = None
+        self._phase_deadline = self._wait_limit = None
         self.engine_name = msg.name
-        request = self._request
-        if msg.code is not AcceptCode.ACCEPT or request is None or self._go_target is None:
+        request, offer = self._request, self._offer
+        if (
+            msg.code is not AcceptCode.ACCEPT
+            or request is None
+            or offer is None
+            or self._go_target is None
+        ):
             self.phase = _Phase.IDLE
             return self._fallback(
                 f"the engine refused the game (GAMEACC code {msg.code.value})", now
             )
         self.phase = _Phase.PLAYING
-        self._game = _Game(request.follower_colour, [self._go_target])
+        game = _Game(request.follower_colour, EngineClock(offer), offer.moves, [self._go_target])
+        self._game = game
+        self._engine_has_it(game, now)
         return [Log(f"game started against {msg.name} from {self._go_target.to_fen()}")]
 
     def _their_move(self, game: _Game, msg: Move, now: float) -> list[Action]:
@@ -349,7 +435,8 @@ class HubAdapter:
         except IllegalMoveError as exc:
             return self._no_move(f"the engine played {exc}", now, error=True)
         game.positions.append(game.position.play(move))
-        self._go_target = self._go_deadline = None
+        game.clock.spent(now - (self._thinking_since or now))
+        self._go_target = self._go_deadline = self._thinking_since = None
         self.moves_played += 1
         return [
             Log(f"engine: {describe_dxp_move(msg)}", logging.DEBUG),
@@ -357,9 +444,12 @@ class HubAdapter:
         ]
 
     def _their_end(self, msg: GameEnd, now: float) -> list[Action]:
-        """The engine ended the game: answer, and if a go waits, answer it ourselves."""
+        """The engine ended the game: answer, and if a go waits, answer it ourselves
+        (unless the game only reached the GAMEREQ's move limit: then a new game)."""
+        game = self._game
         self.phase = _Phase.IDLE
         self._game = None
+        self._go_deadline = self._thinking_since = None
         stop = msg.stop
         out: list[Action] = [SendDxp(GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE))]
         why = {"1": "resigned", "2": "claimed a draw", "3": "claimed a win"}.get(
@@ -367,6 +457,13 @@ class HubAdapter:
         )
         if stop is StopCode.STOP:
             why += " and stops playing"
+        limit = game is not None and game.at_limit and stop is not StopCode.STOP
+        if self._go_target is not None and game is not None and limit:
+            note = (
+                f"the engine {why} (GAMEEND) at the GAMEREQ's limit of "
+                f"{game.moves_limit} moves: a new game from this position"
+            )
+            return [*out, Log(note), *self._request_game(now)]
         if self._go_target is not None:
             out += self._fallback(f"the engine {why} (GAMEEND)", now)
         else:
@@ -377,17 +474,15 @@ class HubAdapter:
 
     def _no_move(self, why: str, now: float, *, error: bool) -> list[Action]:
         """The engine will not give this go a move: end the DXP game, answer ourselves."""
-        out: list[Action] = []
-        if error:
-            out.append(SendHub(hub.line("error", message=why)))
-        out += self._end_game(StopCode.CONTINUE, now)
-        return out + self._fallback(why, now)
+        out = self._end_game(StopCode.CONTINUE, now)
+        return out + self._fallback(why, now, error=error)
 
-    def _fallback(self, why: str, now: float) -> list[Action]:
+    def _fallback(self, why: str, now: float, *, error: bool = False) -> list[Action]:
         target = self._go_target
-        self._go_target = self._go_deadline = None
+        self._go_target = self._go_deadline = self._thinking_since = self._wait_limit = None
         if target is None:
             return [Log(why, logging.WARNING)]
+        out: list[Action] = [SendHub(hub.line("error", message=why))] if error else []
         move = choose_move(target, FALLBACK_DEPTH)
         if move is None:
             return [SendHub(hub.line("error", message=f"{why}; no legal move either"))]
@@ -395,6 +490,7 @@ class HubAdapter:
         self.fallbacks += 1
         note = f"{why}; dxserial played {text} itself, the next go starts a new game"
         return [
+            *out,
             Log(note, logging.WARNING),
             SendHub(hub.info_line({"text": note})),
             SendHub(hub.line("done", move=text)),
@@ -406,18 +502,23 @@ class HubAdapter:
         now: float,
         then: Callable[[float], list[Action]] | None = None,
     ) -> list[Action]:
-        """Send our GAMEEND (even out of turn: stop, a timeout) and wait for its answer."""
+        """Send our GAMEEND (even out of turn: stop, a timeout) and wait for its answer.
+
+        An engine that is searching may answer only when its search is over: it gets
+        until its move's deadline, then ``answer_timeout`` more."""
         if self.phase not in (_Phase.PLAYING, _Phase.REQUESTED):
             return then(now) if then is not None else []
+        searching_until = self._go_deadline if self._thinking_since is not None else None
         self.phase = _Phase.CLOSING
         self._game = None
+        self._go_deadline = self._thinking_since = None
         self._after_close = then
-        self._phase_deadline = now + self.config.answer_timeout
+        self._phase_deadline = max(now, searching_until or now) + self.config.answer_timeout
         return [SendDxp(GameEnd(reason=EndReason.NONE, stop=stop))]
 
     def _closed(self, now: float) -> list[Action]:
         self.phase = _Phase.IDLE
-        self._phase_deadline = None
+        self._phase_deadline = self._wait_limit = None
         then, self._after_close = self._after_close, None
         return then(now) if then is not None else []
 
@@ -428,10 +529,12 @@ class HubAdapter:
             self.phase = _Phase.STOPPED
             return [Stop(0, "quit")]
 
-        self._go_target = self._go_deadline = None
+        self._go_target = self._go_deadline = self._thinking_since = self._wait_limit = None
         if self.phase in (_Phase.PLAYING, _Phase.REQUESTED):
             return self._end_game(StopCode.STOP, now, then=leave)
-        if self.phase is _Phase.CLOSING:
+        if self.phase in (_Phase.CLOSING, _Phase.RECONNECTING):
             self._after_close = leave
+            if self.phase is _Phase.RECONNECTING:
+                return leave(now)
             return []
         return leave(now)

@@ -3,13 +3,16 @@
 :class:`HubMachine` turns the driver's inputs into the
 :class:`~dxserial.hub.adapter.HubAdapter`'s and its actions into the driver's:
 the Hub client is a raw side of lines (``HUB``), the DXP engine a link side (``DXP``).
+The adapter's :class:`~dxserial.hub.adapter.StartOver` hangs the engine's side up and
+sets :attr:`HubMachine.starting_over`; the runner then opens a fresh connection and calls
+:meth:`HubMachine.reconnected` (or :meth:`HubMachine.reconnect_failed`).
 """
 
 from __future__ import annotations
 
 import logging
 
-from dxserial.drive.actions import Action, Done, Log, Send
+from dxserial.drive.actions import Action, Done, Forget, Hangup, Log, Send
 from dxserial.drive.machine import BaseMachine
 from dxserial.errors import MessageError
 from dxserial.hub import adapter as adapter_actions
@@ -30,6 +33,7 @@ class HubMachine(BaseMachine[str]):
         self._level = logging.INFO if log_messages else logging.DEBUG
         self.result: Done | None = None
         self.drain = False  # the adapter left by itself: its last messages are delivered
+        self.starting_over = False  # the engine's side was hung up for a fresh connection
 
     def line(self, side: str, data: bytes, now: float) -> list[Action]:
         text = data.decode("utf-8", "replace").removesuffix("\n")
@@ -52,6 +56,8 @@ class HubMachine(BaseMachine[str]):
             return []
         if side == HUB:
             return self._do([], self.adapter.hub_closed(now))
+        if self.starting_over:
+            return []  # the old connection ending: the runner opens the fresh one
         return self._do([], self.adapter.link_lost(why or "the engine closed the connection", now))
 
     def link_down(self, side: str, raws: list[bytes], why: str, now: float) -> list[Action]:
@@ -59,6 +65,15 @@ class HubMachine(BaseMachine[str]):
 
     def undelivered(self, side: str, raws: list[bytes], why: str, now: float) -> list[Action]:
         return self.left(DXP, now, f"cannot send to the engine: {why}")
+
+    def reconnected(self, now: float) -> list[Action]:
+        """The fresh connection to the engine is attached."""
+        self.starting_over = False
+        return [] if self.result is not None else self._do([], self.adapter.reconnected(now))
+
+    def reconnect_failed(self, why: str, now: float) -> list[Action]:
+        self.starting_over = False
+        return self.left(DXP, now, why)
 
     def line_problem(self, side: str, problem: LinkProblem, now: float) -> list[Action]:
         return [Log(problem.level, f"line: {problem.error}")]
@@ -88,6 +103,9 @@ class HubMachine(BaseMachine[str]):
                         Send(DXP, msg.wire)]
             elif isinstance(action, adapter_actions.Log):
                 out.append(Log(action.level, action.text))
+            elif isinstance(action, adapter_actions.StartOver):
+                self.starting_over = True
+                out += [Forget(DXP), Hangup(DXP, action.why)]
             else:  # Stop: the rest is not carried out
                 self.result = Done(action.code, action.message)
                 self.drain = True

@@ -6,7 +6,9 @@ TCP), as ``dxserial engine`` does.
 into the adapter's and the adapter's actions into the driver's; the Hub side is a raw side
 whose port reads and writes whole lines (:class:`StdioLinePort`).  The Hub side is served at once
 (``hub``/``init`` need no engine); the endpoint is opened meanwhile, and a GAMEREQ sent
-before it is up waits inside the link.
+before it is up waits inside the link.  When the adapter starts over on a fresh
+connection, the machine hangs the engine's side up and :meth:`HubAdapterRunner._connect`
+opens the endpoint again (a reconnect, a reopened port, the next ``listen://`` client).
 """
 
 from __future__ import annotations
@@ -75,14 +77,34 @@ class HubAdapterRunner:
         self.driver.act(lambda now: self.machine.left(HUB, now, "end of input"))
 
     async def _connect(self) -> None:
-        driver = self.driver
-        try:
-            port = await self.endpoint.open()
-        except DxSerialError as exc:
-            reason = str(exc)
-            driver.act(lambda now: self.machine.left(DXP, now, reason))
+        """Open the engine's endpoint and read it; again after a hang-up for a fresh
+        connection (:attr:`HubMachine.starting_over`)."""
+        driver, machine = self.driver, self.machine
+        fresh = False
+        while True:
+            try:  # a fresh connection is waited for as long as a first connect is
+                port = await self.endpoint.open(
+                    self.endpoint.options.connect_timeout if fresh else None
+                )
+            except DxSerialError as exc:
+                self._lost(str(exc), fresh=fresh)
+                return
+            driver.attach(DXP, port)
+            if fresh:
+                log.info("hub: a fresh connection to the engine (%s)", self.endpoint.describe())
+                driver.act(machine.reconnected)
+            why = await driver.read(DXP, port)
+            if machine.starting_over:
+                old = driver.detach(DXP)
+                await self.endpoint.release(old if old is not None else port)
+                fresh = True
+                continue
+            self._lost(str(why) if why else "the engine closed the connection", fresh=False)
             return
-        driver.attach(DXP, port)
-        why = await driver.read(DXP, port)
-        reason = str(why) if why else "the engine closed the connection"
-        driver.act(lambda now: self.machine.left(DXP, now, reason))
+
+    def _lost(self, why: str, *, fresh: bool) -> None:
+        machine = self.machine
+        if fresh:
+            self.driver.act(lambda now: machine.reconnect_failed(why, now))
+        else:
+            self.driver.act(lambda now: machine.left(DXP, now, why))

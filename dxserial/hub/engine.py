@@ -12,7 +12,8 @@ protocol lets an engine answer at any time); ``ponder-hit`` is then late and ign
 Time: ``level depth=N`` searches N plies; ``move-time``, ``time``/``moves``/``inc`` give a
 deadline (a share of the clock, see :meth:`~dxserial.protocol.hub.Level.budget`) for a
 search to ``--depth`` (the built-in DXP engine's rule: its depth, never past its time);
-``infinite`` searches until ``stop`` (or the deepest depth).
+``nodes=`` (no node counter here) searches to ``--depth``; ``infinite`` searches until
+``stop`` (or the deepest depth).
 """
 
 from __future__ import annotations
@@ -150,6 +151,8 @@ class HubEngine:
         level = self.level
         if level.depth is not None:
             depth, deadline = max(1, min(level.depth, MAX_DEPTH)), None
+        elif level.nodes is not None:  # no node counter here: its own depth
+            depth, deadline = self.depth, None
         else:
             budget = level.budget()  # a clock: as the DXP engine, --depth within the time
             depth = MAX_DEPTH if budget is None else self.depth

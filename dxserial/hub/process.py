@@ -31,6 +31,7 @@ from dxserial.engine.mover import MoverFailed
 from dxserial.engine.search import SearchCancelled
 from dxserial.errors import ConfigError
 from dxserial.hub.client import Done, Failed, HubClient, Info, Ready
+from dxserial.hub.clock import say_seconds
 from dxserial.protocol import hub
 from dxserial.transports.child import describe_status
 
@@ -127,8 +128,8 @@ class HubMover:
                 except _Timeout:
                     if stopped:
                         raise MoverFailed(
-                            f"the Hub engine gave no move in {wait:g} s, nor {self.grace:g} s "
-                            "after 'stop'"
+                            f"the Hub engine gave no move in {say_seconds(wait)}, nor "
+                            f"{say_seconds(self.grace)} after 'stop'"
                         ) from None
                     self._send(self.client.stop())
                     stopped = True
@@ -151,7 +152,7 @@ class HubMover:
                 if what == "its move":
                     raise _Timeout
                 raise MoverFailed(
-                    f"the Hub engine did not finish {what} in {self.start_timeout:g} s"
+                    f"the Hub engine did not finish {what} in {say_seconds(self.start_timeout)}"
                 )
             ready, _, _ = select.select([proc.stdout], [], [], min(left, _POLL))
             if not ready:

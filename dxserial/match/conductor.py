@@ -16,13 +16,22 @@ from collections import deque
 
 from dxserial.drive.actions import Action, Done, Log, News, Say, Send
 from dxserial.drive.machine import BaseMachine
-from dxserial.game.arbiter import clock_comment, clock_left, time_loss
+from dxserial.game.arbiter import clock_left, time_loss
 from dxserial.game.clock import GameClock
 from dxserial.game.news import GameOpened, MoveMade
-from dxserial.game.record import GameRecord, Recorder
+from dxserial.game.record import GameRecord, PlyClock, Recorder
 from dxserial.game.referee import GameResult, Policy, Referee, Verdict, chat_for
 from dxserial.match.ending import EndExchange
-from dxserial.match.engine import Engine, Lost, Payload, intake, read, send
+from dxserial.match.engine import (
+    Engine,
+    Lost,
+    Payload,
+    claims_initiator,
+    fail_as_initiator,
+    intake,
+    read,
+    send,
+)
 from dxserial.match.rules import (
     FailurePolicy,
     GameStart,
@@ -133,6 +142,9 @@ class GameConductor(BaseMachine[str]):
         self.status = f"game {self.number}/{self.cfg.games}: starting"
         self._stale = [self.white, self.black]
         out: list[Action] = []
+        for engine in self.engines.values():
+            if engine.initiator is not None and engine.usable:
+                fail_as_initiator(engine, out)  # not a word to it: no GAMEEND 0, no GAMEREQ
         self._next_stale(now, out)
         return out
 
@@ -212,6 +224,11 @@ class GameConductor(BaseMachine[str]):
         if not self.engines[side].connected:
             return []
         out: list[Action] = []
+        if isinstance(payload, GameRequest) and self._phase in (
+            _Phase.NEW, _Phase.STALE, _Phase.OFFER
+        ):
+            self._initiator(side, payload, now, out)
+            return out
         if self._phase is _Phase.STALE:
             self._stale_input(side, payload, now, out)
         elif self._phase is _Phase.OFFER:
@@ -224,6 +241,21 @@ class GameConductor(BaseMachine[str]):
         elif self._phase is _Phase.NEW:
             self._held.append((side, payload))
         return out
+
+    def _initiator(self, side: str, request: GameRequest, now: float, out: list[Action]
+                   ) -> None:
+        """The engine sent its own GAMEREQ: it is set up as initiator.  Before the offer
+        it gets none of ours; during it (the two crossed) it gets nothing more; either way
+        it loses the game as the failure policy says."""
+        engine = self.engines[side]
+        claims_initiator(engine, request, out)
+        if self._phase is _Phase.NEW:
+            return  # begin() fails it
+        fail_as_initiator(engine, out)
+        if self._phase is _Phase.OFFER:
+            self._offered(None, now, out)
+        elif self._closing == side:
+            self._next_stale(now, out)
 
     def _replay_held(self, now: float, out: list[Action]) -> None:
         """What was read early goes to the phase that has just begun."""
@@ -278,7 +310,7 @@ class GameConductor(BaseMachine[str]):
         for side, colour in ((self.white, Colour.WHITE), (self.black, Colour.BLACK)):
             request = GameRequest(
                 name=self.cfg.name, follower_colour=colour, minutes=self.cfg.minutes,
-                moves=self.cfg.moves, to_move=self.start.to_move, position=self.start.position,
+                moves=self.cfg.period, to_move=self.start.to_move, position=self.start.position,
             )
             send(self.engines[side], side, request, self.level, out)
         self._deadline = now + self.cfg.move_timeout
@@ -342,13 +374,13 @@ class GameConductor(BaseMachine[str]):
     def _play(self, accepted: dict[str, GameAccept], now: float, out: list[Action]) -> None:
         request = GameRequest(
             name=self.engines["A"].name or "A", follower_colour=self.colours["B"],
-            minutes=self.cfg.minutes, moves=self.cfg.moves, to_move=self.start.to_move,
+            minutes=self.cfg.minutes, moves=self.cfg.period, to_move=self.start.to_move,
             position=self.start.position,
         )
         self._judge(request, Role.INITIATOR)
         opened = self._judge(accepted["B"], Role.FOLLOWER)
         self.record = self.recorder.current
-        control = self.cfg.arbiter.control(self.cfg.minutes, self.cfg.moves)
+        control = self.cfg.arbiter.control(self.cfg.minutes, self.cfg.period)
         clock = self._clock = GameClock(control) if control is not None else None
         referee = self.referee
         if referee.position is not None:
@@ -434,8 +466,10 @@ class GameConductor(BaseMachine[str]):
         if clock is not None:
             clock.start(self.colours[other], now)
             if self.record is not None:
-                left = clock.left(colour, now)
-                self.record.add_comment(clock_comment(charged, left, msg.seconds))
+                self.record.add_clock(PlyClock(
+                    colour, clock.left(Colour.WHITE, now), clock.left(Colour.BLACK, now),
+                    charged, msg.seconds,
+                ))
         if referee.position is not None:
             out.append(News(MoveMade(
                 self.number, referee.dialogue.plies, verdict.pdn or "?", colour,

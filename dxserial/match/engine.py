@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 
 from dxserial.drive.actions import Action, Log, Say, Send
 from dxserial.errors import DialogueError, DuplicateMessageError, MessageError
+from dxserial.match.initiators import forfeit_reason, named_line
 from dxserial.protocol.messages import (
     BackAccept,
     BackCode,
     BackRequest,
     Chat,
+    GameRequest,
     Message,
     escape,
     parse,
@@ -25,7 +27,17 @@ from dxserial.protocol.messages import (
 from dxserial.protocol.session import Phase, Role, Session
 from dxserial.protocol.tolerance import Habits, late_answer, leaving_answers
 
-__all__ = ["Engine", "Invalid", "Lost", "Payload", "intake", "read", "send"]
+__all__ = [
+    "Engine",
+    "Invalid",
+    "Lost",
+    "Payload",
+    "claims_initiator",
+    "fail_as_initiator",
+    "intake",
+    "read",
+    "send",
+]
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,10 @@ class Engine:
     #: Its dialects, named once (see :mod:`dxserial.protocol.tolerance`).
     habits: Habits = field(default_factory=lambda: Habits("engine"))
     late_answer: bool = False  # its silence was taken as the GAMEEND answer
+    #: Its own GAMEREQ on this connection (escaped): the evidence that it is set up as
+    #: initiator (see :mod:`dxserial.match.initiators`); and whether the user was told.
+    initiator: str | None = None
+    initiator_named: bool = False
 
     @property
     def usable(self) -> bool:
@@ -86,12 +102,32 @@ class Engine:
     def joined(self) -> None:
         """A new connection: a new dialogue."""
         self.connected, self.session = True, Session(Role.INITIATOR)
+        self.initiator = None
 
     def fail(self, reason: str, out: list[Action]) -> None:
         """The engine loses this game for ``reason`` (only its first failure counts)."""
         if self.failure is None:
             self.failure = reason
             out.append(Say(f"engine {self.title} failed: {reason}"))
+
+
+def claims_initiator(engine: Engine, msg: GameRequest, out: list[Action]) -> None:
+    """The engine sent a GAMEREQ: it is set up as initiator.  Kept as evidence (the next
+    game is not offered to it) and named in one line the first time."""
+    engine.initiator = escape(msg.wire)
+    if engine.name == "":
+        engine.name = msg.name.strip()
+    if not engine.initiator_named:
+        engine.initiator_named = True
+        out.append(Log(logging.WARNING, named_line(engine.label, msg.name, engine.initiator)))
+    else:
+        out.append(Log(logging.INFO, f"engine {engine.label} sent its own GAMEREQ again "
+                       f"'{engine.initiator}' (set up as initiator)"))
+
+
+def fail_as_initiator(engine: Engine, out: list[Action]) -> None:
+    """The engine loses this game for being the initiator (nothing is sent to it)."""
+    engine.fail(forfeit_reason(engine.name), out)
 
 
 def send(engine: Engine, side: str, msg: Message, level: int, out: list[Action]) -> None:

@@ -19,8 +19,8 @@ from dxserial.drive.actions import Action, Hangup, Log, Send
 from dxserial.drive.driver import Driver
 from dxserial.drive.machine import BaseMachine
 from dxserial.match.conductor import GameConductor
-from dxserial.match.engine import Engine
-from dxserial.protocol.messages import escape
+from dxserial.match.engine import Engine, claims_initiator, read
+from dxserial.protocol.messages import GameRequest, escape
 from dxserial.protocol.nulmodem import LinkProblem
 from dxserial.transports.base import Port
 from dxserial.transports.endpoints import EngineEndpoint
@@ -117,8 +117,13 @@ class _Switch(BaseMachine[str]):
         out = self.to_game(slot, lambda g, s: g.receive(s, raw, now))
         if out is not None:
             return out
-        label = self.sides[slot].label
-        return [Log(logging.INFO, f"engine {label} between games: {escape(raw)} (dropped)")]
+        side = self.sides[slot]
+        msg = read(raw)
+        if isinstance(msg, GameRequest):  # kept as evidence for its next game
+            out = []
+            claims_initiator(side, msg, out)
+            return out
+        return [Log(logging.INFO, f"engine {side.label} between games: {escape(raw)} (dropped)")]
 
     def left(self, slot: str, now: float, why: str = "") -> list[Action]:
         out = self.to_game(slot, lambda g, s: g.left(s, now, why))

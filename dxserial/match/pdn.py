@@ -13,11 +13,11 @@ from dxserial.draughts import START_FEN, Position
 from dxserial.errors import DxSerialError
 from dxserial.game.clock import TimeControl
 from dxserial.game.pdn import write_pdn
-from dxserial.game.record import GameRecord
+from dxserial.game.record import GameRecord, time_control_tag
 from dxserial.game.referee import GameResult
 from dxserial.protocol.messages import Colour, Piece
 
-__all__ = ["Player", "save_game"]
+__all__ = ["Player", "save_game", "time_control_text"]
 
 log = logging.getLogger("dxserial.match.runner")
 
@@ -48,10 +48,12 @@ def save_game(
     position: tuple[Piece, ...] | None = None,
     to_move: Colour | None = None,
     time_control: TimeControl | None = None,
+    annotated: bool = False,
 ) -> Path | None:
     """Write game ``number`` (a record of its own if the game never started); its path,
     or None if it could not be saved (logged).  ``time_control``: the director's clock, if
-    it kept one (PGN's TimeControl tag: seconds, or moves/seconds for a period)."""
+    it kept one: the TimeControl tag then says what it kept (else the GAMEREQ's, which the
+    engines planned by).  ``annotated``: the prose form (docs/pdn.md)."""
     if record is None:
         record = GameRecord(white=white.shown, black=black.shown, event=event, site="dxserial")
     record.round = str(number)
@@ -67,12 +69,19 @@ def save_game(
     if opening:
         record.tags["Opening"] = opening
     if time_control is not None:
-        per = f"{time_control.moves}/" if time_control.moves else ""
-        record.tags["TimeControl"] = f"{per}{time_control.seconds:g}"
+        record.tags["TimeControl"] = time_control_tag(time_control.seconds, time_control.moves)
     if position is not None and record.start_fen == START_FEN:
         record.start_fen = Position.from_dxp(position, to_move or Colour.WHITE).to_fen()
     try:
-        return write_pdn(record, pdn_dir)
+        return write_pdn(record, pdn_dir, annotated=annotated)
     except DxSerialError as exc:
         log.error("game %d not saved: %s", number, exc)
         return None
+
+
+def time_control_text(minutes: float, moves: int) -> str:
+    """The GAMEREQ's time control in words, for the match's first line."""
+    if not minutes:
+        return "none (minutes 0)"
+    per = f"{moves} moves" if moves else "the game"
+    return f"{minutes:g} min for {per}"

@@ -32,6 +32,10 @@ __all__ = [
 ]
 
 
+#: How long a new engine connection is listened to before the director's first GAMEREQ.
+LISTEN_FIRST = 0.3
+
+
 class FailurePolicy(enum.StrEnum):
     STOP = "stop"
     CONTINUE = "continue"
@@ -40,7 +44,12 @@ class FailurePolicy(enum.StrEnum):
 @dataclass(frozen=True)
 class MatchConfig:
     games: int = 2
+    #: The time control the GAMEREQ offers: minutes per player for ``time_moves`` moves
+    #: (0: for the whole game; None: as many as the move limit, where DXP lets an engine
+    #: end the game anyway); the director's clock reads it so (``arbiter.time_control``).
     minutes: int = 5
+    time_moves: int | None = None
+    #: The director's move limit: a draw after this many full moves (0: none).
     moves: int = 75
     pdn_dir: Path = Path("games")
     on_engine_failure: FailurePolicy = FailurePolicy.STOP
@@ -57,6 +66,16 @@ class MatchConfig:
     start: GameStart | None = None
     #: Seconds an engine may leave our GAMEEND unanswered before its silence is the answer.
     gameend_timeout: float = DEFAULT_GAMEEND_TIMEOUT
+    #: Seconds a new connection is listened to before the first GAMEREQ: an engine set up
+    #: as initiator sends its own at once (see dxserial.match.initiators).
+    listen_first: float = LISTEN_FIRST
+    #: PDN with the referee's notes and the clock as prose (docs/pdn.md), not just commands.
+    pdn_notes: bool = False
+
+    @property
+    def period(self) -> int:
+        """The GAMEREQ's moves: ``time_moves``, by default the move limit."""
+        return self.moves if self.time_moves is None else self.time_moves
 
 
 @dataclass(frozen=True)

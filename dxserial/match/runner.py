@@ -21,7 +21,7 @@ from dxserial.game.news import GameClosed, TableShown, Watcher
 from dxserial.game.referee import GameResult
 from dxserial.match.conductor import GameConductor
 from dxserial.match.links import EngineDesk, Interrupted, MatchEngine, Playing
-from dxserial.match.pdn import Player, save_game
+from dxserial.match.pdn import Player, save_game, time_control_text
 from dxserial.match.rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.match.standings import (
     GameSummary,
@@ -95,6 +95,10 @@ class Match:
                 self.progress.line(f"engine {side.label}: {where}")
             self.progress.line(
                 f"match: {self.cfg.games} game(s), {self.cfg.moves or 'no'} move limit, "
+                f"time control {time_control_text(self.cfg.minutes, self.cfg.period)}"
+                + ("" if self.cfg.arbiter.time_control == "on"
+                   else f" (the director's clock: {self.cfg.arbiter.time_control})")
+                + ", "
                 f"PDN in {self.cfg.pdn_dir}"
             )
             for number in range(1, self.cfg.games + 1):
@@ -156,6 +160,7 @@ class Match:
             last=last_for, score=self._score_text(),
         )
         interrupted = False
+        fresh = False
         try:
             for side in self.sides:
                 if side.connected and not side.usable:
@@ -164,11 +169,14 @@ class Match:
                 if not side.connected:
                     try:
                         await self.desk.connect(side, self.cfg.connect_timeout, self._stopping)
+                        fresh = True
                     except DxSerialError as exc:
                         out: list[Action] = []
                         side.fail(f"cannot reach it: {exc}", out)
                         for action in out:
                             self._carry(action)
+            if fresh and self.cfg.listen_first > 0:
+                await self._listen_first()
         except Interrupted:
             interrupted = True
         if self._stops:
@@ -197,7 +205,8 @@ class Match:
             result, event=self.cfg.event, label_players=self.cfg.label_players,
             pdn_dir=self.cfg.pdn_dir, opening=start.label, position=start.position,
             to_move=start.to_move,
-            time_control=self.cfg.arbiter.control(self.cfg.minutes, self.cfg.moves),
+            time_control=self.cfg.arbiter.control(self.cfg.minutes, self.cfg.period),
+            annotated=self.cfg.pdn_notes,
         )
         if self.watch is not None:
             self.watch(GameClosed(number, result.result, result.reason).event())
@@ -206,6 +215,15 @@ class Match:
             f"game {number}: {result.result} ({result.reason})" + (f" -> {path}" if path else "")
         )
         return GameSummary(number, white.label, black.label, result, game.plies, path)
+
+    async def _listen_first(self) -> None:
+        """A new connection is listened to before the first GAMEREQ goes out: an engine
+        set up as initiator sends its own at once, and must not get ours on top of it."""
+        try:
+            await asyncio.wait_for(self._stopping.wait(), self.cfg.listen_first)
+        except TimeoutError:
+            return
+        raise Interrupted
 
     def _carry(self, action: Action) -> None:
         """What the game says that is not for the engines: lines and news."""

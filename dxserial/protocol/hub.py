@@ -250,9 +250,10 @@ def pos_line(start: Position, moves: Iterable[LegalMove] = ()) -> HubLine:
 
 @dataclass(frozen=True)
 class Level:
-    """``level``: one of depth, move-time, a clock (time, moves, inc), or infinite."""
+    """``level``: one of depth, nodes, move-time, a clock (time, moves, inc), or infinite."""
 
     depth: int | None = None
+    nodes: int | None = None
     move_time: float | None = None
     time: float | None = None
     moves: int | None = None
@@ -264,6 +265,8 @@ class Level:
             return line("level", "infinite")
         if self.depth is not None:
             return line("level", depth=self.depth)
+        if self.nodes is not None:
+            return line("level", nodes=self.nodes)
         if self.move_time is not None:
             return line("level", move_time=self.move_time)
         args: dict[str, object] = {}
@@ -302,14 +305,18 @@ def parse_level(hub: HubLine) -> Level:
     if hub.has("infinite"):
         return Level(infinite=True)
     depth = _number(hub, "depth", int)
+    nodes = _number(hub, "nodes", int)
     move_time = _number(hub, "move-time", float)
     time = _number(hub, "time", float)
     moves = _number(hub, "moves", int)
     inc = _number(hub, "inc", float) or 0.0
-    if depth is None and move_time is None and time is None:
-        raise HubError(f"{_show(format_line(hub))}: no depth=, move-time=, time= or infinite")
+    if depth is None and nodes is None and move_time is None and time is None:
+        raise HubError(
+            f"{_show(format_line(hub))}: no depth=, nodes=, move-time=, time= or infinite"
+        )
     return Level(
         depth=None if depth is None else int(depth),
+        nodes=None if nodes is None or depth is not None else int(nodes),
         move_time=move_time,
         time=time,
         moves=None if moves is None else int(moves),

@@ -26,12 +26,23 @@ from typing import Any
 
 from dxserial.bridge.core import Bridge
 from dxserial.bridge.settings import BridgeConfig
+from dxserial.engine.player import Player
+from dxserial.engine.runner import EngineRunner, RunResult
+from dxserial.errors import PortError
 from dxserial.game.trace import TraceWriter
 from dxserial.protocol.links import Layer1Link, NulLink, NulModemSettings
 from dxserial.protocol.nulmodem import NulModemLink
 from dxserial.sim.memory import Cable, MemoryPort, cable
 from dxserial.testing.peers import SerialPeer
 from dxserial.testing.process import Progress
+from dxserial.transports.base import Port
+from dxserial.transports.endpoints import (
+    EndpointKind,
+    EndpointSpec,
+    EngineEndpoint,
+    LinkOptions,
+    parse_engine_endpoint,
+)
 
 _names = itertools.count(1)
 
@@ -137,6 +148,35 @@ def nul_peer(port: MemoryPort, *, max_queue: int = 1_000_000) -> LoopPeer:
     return LoopPeer(port, NulLink(max_queue=max_queue))
 
 
+class CableEnd(EngineEndpoint):
+    """An engine's endpoint on a port the test holds (an in-process cable's end b)."""
+
+    def __init__(self, port: MemoryPort, options: LinkOptions) -> None:
+        super().__init__(EndpointSpec(EndpointKind.SERIAL, "memory (end b)", port="memory"),
+                         options)
+        self._given: MemoryPort | None = port
+
+    async def open_early(self) -> None:
+        return None
+
+    async def open(self, timeout: float | None = None) -> Port:
+        given, self._given = self._given, None
+        if given is None:
+            raise PortError("the cable's end b is taken")
+        return given
+
+
+def engine_task(player: Player, where: MemoryPort | str, options: LinkOptions | None = None
+                ) -> asyncio.Task[RunResult]:
+    """``player`` run as ``dxserial engine`` runs it, in this loop: on a cable's end, or on
+    an ENDPOINT (``tcp://127.0.0.1:PORT``, ``listen://127.0.0.1:0``)."""
+    opts = options or LinkOptions(nulmodem=NulModemSettings(timeout=0.3, max_attempts=1000))
+    endpoint = (EngineEndpoint(parse_engine_endpoint(where), opts) if isinstance(where, str)
+                else CableEnd(where, opts))
+    runner = EngineRunner(player, endpoint, on_line=lambda _: None)
+    return asyncio.get_running_loop().create_task(runner.run(), name="engine")
+
+
 class _Lines(logging.Handler):
     """Keeps each log line as ``dxserial bridge`` writes it to stderr."""
 
@@ -193,20 +233,23 @@ async def until(done: Callable[[], bool], progress: Callable[[], object] = lambd
 @asynccontextmanager
 async def bridge_on_cable(
     directory: Path, *, link: str = "nulmodem", echo_timeout: float = 0.3,
-    max_attempts: int = 100000, cable_args: dict[str, Any] | None = None, **config: Any,
+    max_attempts: int = 100000, cable_args: dict[str, Any] | None = None,
+    name: str | None = None, **config: Any,
 ) -> AsyncIterator[BridgeRun]:
     """A :class:`Bridge` on a fresh in-process cable, listening on 127.0.0.1 (a free port),
     tracing to ``directory/trace.jsonl``; stopped (if the test did not) when the block ends.
 
     ``config``: more :class:`~dxserial.bridge.settings.BridgeConfig` fields.  The serial
-    state check is off unless asked for (a scripted peer would not answer it).
+    state check is off unless asked for (a scripted peer would not answer it); its record
+    goes in ``directory``.  ``name``: the cable's (``memory://NAME``, the same line again).
     """
-    name = f"test{next(_names)}"
+    name = name or f"test{next(_names)}"
     config.setdefault("serial_check", False)
+    config.setdefault("state_dir", directory)  # the record of the serial engine's game
     cfg = BridgeConfig(
         port=f"memory://{name}", link=link,  # type: ignore[arg-type]
         nulmodem=NulModemSettings(timeout=echo_timeout, max_attempts=max_attempts),
-        listen=("127.0.0.1", 0), **config,
+        **{"listen": ("127.0.0.1", 0), **config},
     )
     lines = _Lines()
     logger = logging.getLogger("dxserial")
@@ -345,6 +388,13 @@ class BridgeThread:
 
 
 __all__ = [
-    "BridgeRun", "BridgeThread", "LoopPeer", "bridge_on_cable", "nul_peer", "nulmodem_peer",
+    "BridgeRun",
+    "BridgeThread",
+    "CableEnd",
+    "LoopPeer",
+    "bridge_on_cable",
+    "engine_task",
+    "nul_peer",
+    "nulmodem_peer",
     "until",
 ]

@@ -61,6 +61,8 @@ class Bridge(Cli):
         serial peer is not an engine and would not answer it; real engines do)."""
         if not serial_check:
             args = ("--no-serial-check", *args)
+        elif "--state-dir" not in args:
+            args = ("--state-dir", str(directory.parent / "state"), *args)  # shared by runs
         self.log_path = directory / "bridge.log"
         self.trace_path = directory / "trace.jsonl"
         self.counts: dict[str, int] = {}

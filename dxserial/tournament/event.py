@@ -79,9 +79,10 @@ class Schedule:
                         games.append(Pairing(len(games) + 1, white, black, index, rnd))
         self.games = games
         openings = [o.text for o in spec.openings]
-        self.fingerprint = hashlib.sha256(
-            json.dumps([[asdict(g) for g in games], openings, spec.moves, spec.minutes]).encode()
-        ).hexdigest()[:16]
+        played: list[object] = [[asdict(g) for g in games], openings, spec.moves, spec.minutes]
+        if spec.time_moves is not None:  # only then: a file of before keeps its fingerprint
+            played.append(spec.time_moves)
+        self.fingerprint = hashlib.sha256(json.dumps(played).encode()).hexdigest()[:16]
 
     def ready(
         self, done: Iterable[int], running: Iterable[Pairing], parallel: Iterable[str] = ()

@@ -14,12 +14,16 @@ TOP: dict[str, tuple[str, str]] = {
     "format": ('"round-robin"', 'or "gauntlet": one engine (gauntlet = "NAME") against all'),
     "gauntlet": ('"scan"', "with format = \"gauntlet\": the engine that plays everyone"),
     "rounds": ("1", "each pairing plays every opening this many times, both colours"),
-    "minutes": ("5", "per player, sent in each GAMEREQ"),
-    "moves": ("75", "move limit: a draw after this many full moves (0: none)"),
+    "minutes": ("5", "time control: minutes per player, sent in each GAMEREQ"),
+    "time_moves": ("75", "time control: the moves those minutes are for (0: the game; "
+                   "default: max_moves)"),
+    "max_moves": ("75", "the director's move limit: a draw after this many full moves (0: none)"),
+    "moves": ("75", "the old name of max_moves (give one of the two)"),
     "move_timeout": ("60", "seconds for one move or answer, else a forfeit"),
     "connect_timeout": ("30", "seconds for an engine to be reached at the start"),
     "concurrency": ("1", "games at the same time (--concurrency wins)"),
     "pdn": ('"games"', "folder (relative to the file): a PDN per game, event.pdn, the state"),
+    "pdn_notes": ("false", "PDN with the referee's notes and clocks as prose too"),
     "openings": ('["", "1. 32-28 18-23"]', '"": the normal start; PDN moves or a FEN'),
     "openings_file": ('"book.txt"', "one FEN or PDN move list a line (relative to the file)"),
     "on_unreachable": ('"stop"', 'an engine not reached before its first game: "stop" or '
@@ -31,6 +35,8 @@ TOP: dict[str, tuple[str, str]] = {
     "clock_margin": ("0.3", "seconds a move not charged to the engine (the line's share)"),
     "sprt": ("{ elo0 = 0, elo1 = 5, alpha = 0.05, beta = 0.05 }",
              "two engines: play game pairs until the SPRT accepts H0 or H1"),
+    "cluster": ('"tcp://10.0.0.5:8786"', "a Dask scheduler: games run on its workers "
+                "(dxserial[cluster], docs/cluster.md; --cluster wins)"),
 }
 
 #: Keys of each [engines.NAME] table.
@@ -49,10 +55,14 @@ ENGINE: dict[str, tuple[str, str]] = {
     "program": ('"DXENG.COM"', 'speaks = "dosbox": the DOS program (default DXENG.COM)'),
     "args": ('""', 'speaks = "dosbox": its arguments'),
     "cycles": ('"max"', 'speaks = "dosbox": DOSBox\'s cpu cycles'),
+    "worker": ('"lab-pc-3"', "on a cluster: only the worker of this --name plays its games"),
+    "resources": ("{ serial = 1 }", "on a cluster: worker resources each of its games holds "
+                  "(dask worker --resources \"serial=1\")"),
 }
 
 #: Shown commented out: each needs or excludes something the example does not have.
-COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", *list(ENGINE)[3:]})
+COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", "moves", "time_moves", "cluster",
+                       *list(ENGINE)[3:]})
 
 
 def example() -> str:

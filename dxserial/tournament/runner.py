@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,12 @@ from dxserial.tournament.event import (
     State,
     game_lines,
 )
-from dxserial.tournament.spec import TournamentSpec
+from dxserial.tournament.spec import EngineEntry, TournamentSpec
 from dxserial.tournament.sprt import SprtState
 from dxserial.transports.child import kill_leftover
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 
-__all__ = ["EVENT_FILE", "STATE_FILE", "Tournament"]
+__all__ = ["EVENT_FILE", "STATE_FILE", "Tournament", "entry_endpoint", "load_spec"]
 
 log = logging.getLogger("dxserial.tournament.event")
 
@@ -87,24 +88,7 @@ class Tournament:
         #: Engines the director runs: every process slot of each (one per concurrent game).
         self.pools: dict[str, list[MatchEngine]] = {}
         for entry in spec.engines:
-            these = options
-            if entry.link is not None:
-                these = dataclasses.replace(these, link=_link(entry.link))
-            if entry.baud is not None:
-                serial = dataclasses.replace(these.serial, baudrate=entry.baud)
-                these = dataclasses.replace(these, serial=serial)
-            endpoint: EngineEndpoint
-            if entry.command is not None:
-                endpoint = CommandEndpoint(
-                    entry.command,
-                    these,
-                    label=entry.name,
-                    workdir=spec.pdn / "engines" / entry.name,
-                    log_path=spec.pdn / f"{entry.name}.log",
-                    notify=self._engine_news,
-                )
-            else:
-                endpoint = EngineEndpoint(parse_engine_endpoint(entry.endpoint), these)
+            endpoint = entry_endpoint(entry, options, spec.pdn, self._engine_news)
             self.sides[entry.name] = MatchEngine(entry.name, endpoint=endpoint)
             if entry.command is not None:
                 self.pools[entry.name] = [self.sides[entry.name]]
@@ -117,7 +101,9 @@ class Tournament:
         self.config = MatchConfig(
             games=len(self.schedule.games),
             minutes=spec.minutes,
+            time_moves=spec.time_moves,
             moves=spec.moves,
+            pdn_notes=spec.pdn_notes,
             pdn_dir=spec.pdn,
             on_engine_failure=FailurePolicy.CONTINUE,
             move_timeout=spec.move_timeout,
@@ -219,49 +205,22 @@ class Tournament:
     # ------------------------------------------------------------------ the event
 
     async def run(self) -> bool:
-        if self.state_path.exists() and not self.resume:
-            raise ConfigError(
-                f"{self.state_path} exists: add --resume to continue that tournament, "
-                "or use another pdn folder"
-            )
-        if self.resume:
-            self.state = State.load(self.state_path, self.schedule.fingerprint)
-            for side in self.sides.values():
-                side.stale = side.label not in self.pools  # a started engine is fresh
-            for slot, info in self.state.engines.items():
-                pgid, started = info.get("pgid"), info.get("started")
-                if isinstance(pgid, int) and isinstance(started, int) and kill_leftover(
-                    pgid, started
-                ):
-                    self.progress.line(f"engine {slot}: stopped process group {pgid} "
-                                       "left running by the earlier run")
-        self.scores = Scores(self.spec.names, self.state.games.values())
-        self._sprt_update()
+        self._load()
         total = len(self.schedule.games)
         try:
-            for side in self.sides.values():
-                where = await side.endpoint.prepare()
-                self.progress.line(f"engine {side.label}: {where}")
-            if not await self._start_engines():
+            if not await self._open():
                 return False
             left = total - len(self.state.games)
             self.progress.line(
                 f"tournament: {self.spec.event}, {self.spec.format}, {len(self.sides)} engines, "
                 f"{total} game(s)"
                 + (f", {left} left (resumed)" if self.resume else "")
-                + f", {self.concurrency} game(s) at the same time, PDN in {self.spec.pdn}"
+                + f", {self._at_once()}, PDN in {self.spec.pdn}"
             )
             self._tell(self.snapshot_standings())
             await self._loop()
         finally:
-            sides = {id(s): s for s in self.sides.values()}
-            sides.update((id(s), s) for pool in self.pools.values() for s in pool)
-            for side in sides.values():
-                await self.desk.close(side)
-                await side.endpoint.close()
-            await self.desk.shutdown()
-            if self.pools and self.state_path.exists():
-                self._save_engines()
+            await self._close()
         self.progress.clear()
         for row in self.scores.table(len(self.state.games), total) + self._restart_lines():
             self.progress.line(row)
@@ -278,6 +237,56 @@ class Tournament:
             )
         done = len(self.state.games) == total or self.decided is not None
         return done and self.stopped is None
+
+    def _load(self) -> None:
+        """The state: refused when one exists and --resume was not given, else loaded."""
+        if self.state_path.exists() and not self.resume:
+            raise ConfigError(
+                f"{self.state_path} exists: add --resume to continue that tournament, "
+                "or use another pdn folder"
+            )
+        if self.resume:
+            self.state = State.load(self.state_path, self.schedule.fingerprint)
+            for side in self.sides.values():
+                side.stale = side.label not in self.pools  # a started engine is fresh
+            self._kill_leftovers()
+        self.scores = Scores(self.spec.names, self.state.games.values())
+        self._sprt_update()
+
+    def _at_once(self) -> str:
+        return f"{self.concurrency} game(s) at the same time"
+
+    async def _open(self) -> bool:
+        """Reach or start every engine before the first game; False if the event stopped."""
+        for side in self.sides.values():
+            where = await side.endpoint.prepare()
+            self.progress.line(f"engine {side.label}: {where}")
+        return await self._start_engines()
+
+    async def _close(self) -> None:
+        sides = {id(s): s for s in self.sides.values()}
+        sides.update((id(s), s) for pool in self.pools.values() for s in pool)
+        for side in sides.values():
+            await self.desk.close(side)
+            await side.endpoint.close()
+        await self.desk.shutdown()
+        if self.pools and self.state_path.exists():
+            self._save_engines()
+
+    def _kill_leftovers(self) -> None:
+        """Whatever of an earlier run's engine process groups is still running is killed
+        (its keeper died with the director, or was killed): the state file names each
+        group, its keeper's start time and session, which every member must match."""
+        for slot, info in self.state.engines.items():
+            pgid, started, session = info.get("pgid"), info.get("started"), info.get("session")
+            if not (isinstance(pgid, int) and isinstance(started, int)):
+                continue
+            killed = kill_leftover(pgid, started, session if isinstance(session, int) else None)
+            if killed:
+                self.progress.line(
+                    f"engine {slot}: killed {len(killed)} process(es) of group {pgid} left "
+                    f"running by the earlier run (pids {', '.join(map(str, killed))})"
+                )
 
     async def _loop(self) -> None:
         tasks: dict[asyncio.Task[GameSummary | None], Pairing] = {}
@@ -344,7 +353,6 @@ class Tournament:
         return await match.game(game.number, white, black, last=last, start=start)
 
     def _finish(self, game: Pairing, match: Match, summary: GameSummary | None) -> None:
-        total = len(self.schedule.games)
         if summary is None or match.stopped == "interrupted":
             log.info("game %d interrupted: it is played again on --resume", game.number)
             return
@@ -362,6 +370,11 @@ class Tournament:
             black.name,
             summary.plies,
         )
+        self._record(game, entry)
+
+    def _record(self, game: Pairing, entry: GameResultEntry, where: str = "") -> None:
+        """A finished game into the state, the event PDN, the scores and the SPRT."""
+        total = len(self.schedule.games)
         self.state.games[game.number] = entry
         self.scores.add(entry)
         self.state.save(self.state_path)
@@ -370,7 +383,7 @@ class Tournament:
         self._sprt_update()
         self.progress.line(
             f"[{len(self.state.games)}/{total}] game {game.number}: {game.white} - {game.black} "
-            f"{entry.result} ({entry.reason})  |  {self.scores.standings_line()}"
+            f"{entry.result} ({entry.reason}){where}  |  {self.scores.standings_line()}"
         )
         if self.sprt is not None and self.sprt.pairs > pairs:
             self.progress.line(self.sprt.line())
@@ -447,6 +460,32 @@ class Tournament:
             except OSError as exc:
                 log.warning("game %d missing from %s: %s", number, self.event_path, exc)
         write_atomic(self.event_path, "\n\n".join(parts) + "\n")
+
+
+def entry_endpoint(
+    entry: EngineEntry,
+    options: LinkOptions,
+    pdn: Path,
+    notify: Callable[[CommandEndpoint, str], None] | None = None,
+) -> EngineEndpoint:
+    """An engine of the file as an endpoint: its command (run in ``pdn/engines/NAME``, its
+    log ``pdn/NAME.log``) or its endpoint, with the table's link and speed."""
+    these = options
+    if entry.link is not None:
+        these = dataclasses.replace(these, link=_link(entry.link))
+    if entry.baud is not None:
+        serial = dataclasses.replace(these.serial, baudrate=entry.baud)
+        these = dataclasses.replace(these, serial=serial)
+    if entry.command is None:
+        return EngineEndpoint(parse_engine_endpoint(entry.endpoint), these)
+    return CommandEndpoint(
+        entry.command,
+        these,
+        label=entry.name,
+        workdir=pdn / "engines" / entry.name,
+        log_path=pdn / f"{entry.name}.log",
+        notify=notify,
+    )
 
 
 def _link(text: str) -> LinkKind:

@@ -21,14 +21,16 @@ from dxserial.hosting.command import (
     parse_engine_command,
 )
 from dxserial.tournament.sprt import SprtConfig, parse_sprt
-from dxserial.transports.endpoints import parse_engine_endpoint
+from dxserial.transports.endpoints import EndpointKind, parse_engine_endpoint
 
 __all__ = [
     "KNOWN_KEYS",
+    "PLACEMENT_KEYS",
     "SPRT_ROUNDS",
     "EngineEntry",
     "Opening",
     "TournamentSpec",
+    "check_cluster",
     "engine_entry",
     "parse_opening",
 ]
@@ -38,7 +40,7 @@ _DEFAULTS: dict[str, Any] = {
     "format": "round-robin",
     "rounds": 1,
     "minutes": 5,
-    "moves": 75,
+    "max_moves": 75,
     "move_timeout": 60.0,
     "connect_timeout": 30.0,
     "pdn": "games",
@@ -48,7 +50,12 @@ _DEFAULTS: dict[str, Any] = {
 }
 _ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_control, ...
 #: Every top-level key the reader takes (``dxserial tournament --keys`` describes each).
-KNOWN_KEYS = frozenset({*_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file"})
+KNOWN_KEYS = frozenset({
+    *_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file", "moves",
+    "time_moves", "pdn_notes", "cluster",
+})
+#: Keys of any engine table that say where its games may run on a cluster (worker resources).
+PLACEMENT_KEYS = frozenset({"worker", "resources"})
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,15 @@ class EngineEntry:
     link: str | None = None
     baud: int | None = None
     command: EngineCommand | None = None
+    #: On a cluster: the worker (its ``--name``) that alone may play this engine's games.
+    worker: str | None = None
+    #: On a cluster: worker resources each of its games holds (``dask worker --resources``).
+    resources: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def bound(self) -> bool:
+        """Tied to a host (a worker name or a resource): its games run only there."""
+        return self.worker is not None or bool(self.resources)
 
 
 @dataclass(frozen=True)
@@ -102,7 +118,11 @@ class TournamentSpec:
     gauntlet: str | None = None
     rounds: int = 1
     minutes: int = 5
+    #: The director's move limit (``max_moves``; ``moves`` is its old name).
     moves: int = 75
+    #: The GAMEREQ's moves for ``minutes`` (None: the move limit).
+    time_moves: int | None = None
+    pdn_notes: bool = False
     move_timeout: float = 60.0
     connect_timeout: float = 30.0
     pdn: Path = Path("games")
@@ -111,6 +131,8 @@ class TournamentSpec:
     arbiter: ArbiterSettings = field(default_factory=ArbiterSettings)
     on_unreachable: str = "stop"
     sprt: SprtConfig | None = None
+    #: ``tcp://SCHEDULER:PORT`` of a Dask scheduler: games are tasks on its workers.
+    cluster: str | None = None
 
     @classmethod
     def from_toml(
@@ -133,6 +155,12 @@ class TournamentSpec:
                 f"{source}: unknown setting(s) {', '.join(unknown)}; "
                 f"known: {', '.join(sorted(KNOWN_KEYS))}"
             )
+        if "moves" in data:  # the old name, which meant the same
+            if "max_moves" in data:
+                raise ConfigError(
+                    f"{source}: moves is the old name of max_moves: give only max_moves"
+                )
+            data = {k if k != "moves" else "max_moves": v for k, v in data.items()}
         values = {**_DEFAULTS, **data}
         sprt = parse_sprt(data["sprt"], source) if "sprt" in data else None
         if sprt is not None and "rounds" not in data:
@@ -153,19 +181,23 @@ class TournamentSpec:
             raise ConfigError(
                 f"{source}: format 'gauntlet' needs gauntlet = the name of one of the engines"
             )
-        ints = {k: values[k] for k in ("rounds", "minutes", "moves", "concurrency")}
+        ints = {k: values[k] for k in ("rounds", "minutes", "max_moves", "concurrency")}
+        if "time_moves" in data:
+            ints["time_moves"] = data["time_moves"]
         for key, value in ints.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{source}: {key} must be a whole number >= 0, not {value!r}")
         if (
             ints["rounds"] < 1
             or ints["concurrency"] < 1
-            or ints["moves"] > 999
-            or ints["minutes"] > 999
+            or max(ints["max_moves"], ints["minutes"], ints.get("time_moves", 0)) > 999
         ):
             raise ConfigError(
-                f"{source}: rounds and concurrency must be >= 1, moves and minutes 0..999"
+                f"{source}: rounds and concurrency must be >= 1; max_moves, time_moves and"
+                " minutes 0..999"
             )
+        if not isinstance(data.get("pdn_notes", False), bool):
+            raise ConfigError(f"{source}: pdn_notes must be true or false")
         for key in ("move_timeout", "connect_timeout"):
             if not isinstance(values[key], int | float) or not values[key] > 0:
                 raise ConfigError(f"{source}: {key} must be a number of seconds > 0")
@@ -177,6 +209,11 @@ class TournamentSpec:
         openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
         if sprt is not None and len(engines) != 2:
             raise ConfigError(f"{source}: sprt needs exactly two engines (A is the first listed)")
+        cluster = data.get("cluster")
+        if cluster is not None:
+            cluster = check_cluster(cluster, source)
+            for engine in engines:
+                _check_placed(engine, source)
         pdn = Path(str(values["pdn"]))
         if base is not None and not pdn.is_absolute():
             pdn = base / pdn
@@ -187,7 +224,9 @@ class TournamentSpec:
             gauntlet=gauntlet if fmt == "gauntlet" else None,
             rounds=ints["rounds"],
             minutes=ints["minutes"],
-            moves=ints["moves"],
+            moves=ints["max_moves"],
+            time_moves=ints.get("time_moves"),
+            pdn_notes=bool(data.get("pdn_notes", False)),
             move_timeout=float(values["move_timeout"]),
             connect_timeout=float(values["connect_timeout"]),
             pdn=pdn,
@@ -196,6 +235,7 @@ class TournamentSpec:
             arbiter=ArbiterSettings.checked(data, lambda key: f"{source}: {key}"),
             on_unreachable=values["on_unreachable"],
             sprt=sprt,
+            cluster=cluster,
         )
 
     @property
@@ -222,13 +262,59 @@ def _openings_file(name: Any, source: str, base: Path | None) -> list[str]:
     return found
 
 
+def check_cluster(value: Any, source: str) -> str:
+    """``cluster = "tcp://HOST:PORT"``: a Dask scheduler's address, checked for its form."""
+    text = value.strip() if isinstance(value, str) else ""
+    host, sep, port = text.removeprefix("tcp://").rpartition(":")
+    if not text.startswith("tcp://") or not sep or not host or not port.isdigit():
+        raise ConfigError(
+            f'{source}: cluster must be a Dask scheduler\'s address, cluster = '
+            f'"tcp://HOST:PORT" (dask scheduler prints it), not {value!r}'
+        )
+    return text
+
+
+def _check_placed(engine: EngineEntry, source: str) -> None:
+    """On a cluster, an engine on a serial line or listening for its peer is on one host:
+    its table must say which (a worker or a resource), or its games would go anywhere."""
+    if engine.command is not None or engine.bound:
+        return
+    if parse_engine_endpoint(engine.endpoint).kind is not EndpointKind.TCP:
+        raise ConfigError(
+            f"{source}: engine {engine.name!r}: endpoint {engine.endpoint} is on one host: "
+            'say which with worker = "NAME" or resources = { serial = 1 } (see docs/cluster.md)'
+        )
+
+
+def _placement(name: str, entry: dict[str, Any], source: str) -> dict[str, Any]:
+    """``worker`` and ``resources`` of an engine table, checked, as EngineEntry fields."""
+    where = f"{source}: engine {name!r}"
+    worker = entry.get("worker")
+    if worker is not None and (not isinstance(worker, str) or not worker.strip()):
+        raise ConfigError(f'{where}: worker must be a worker\'s name, worker = "lab-pc-3"')
+    raw = entry.get("resources", {})
+    if not isinstance(raw, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in raw.values()
+    ):
+        raise ConfigError(
+            f"{where}: resources must be a table of amounts > 0, resources = {{ serial = 1 }}"
+        )
+    resources = tuple(sorted((str(k), float(v)) for k, v in raw.items()))
+    return {"worker": worker.strip() if worker else None, "resources": resources}
+
+
 def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> EngineEntry:
-    """One ``[engines.NAME]`` table: an endpoint, or a command (``command``/``speaks``)."""
+    """One ``[engines.NAME]`` table: an endpoint, or a command (``command``/``speaks``);
+    either may say where on a cluster its games run (``worker``, ``resources``)."""
+    placed: dict[str, Any] = {}
+    if isinstance(entry, dict):
+        placed = _placement(name, entry, source)
+        entry = {k: v for k, v in entry.items() if k not in PLACEMENT_KEYS}
     if isinstance(entry, dict) and ("command" in entry or "speaks" in entry):
         if "endpoint" in entry:
             raise ConfigError(f"{source}: engine {name!r}: give endpoint or command, not both")
         return EngineEntry(name, "", command=parse_engine_command(
-            name, entry, source=source, base=base))
+            name, entry, source=source, base=base), **placed)
     if not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str):
         raise ConfigError(
             f'{source}: engine {name!r} needs endpoint = "..." or command = [...] with speaks'
@@ -243,4 +329,4 @@ def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> Engin
         parse_engine_endpoint(entry["endpoint"])
     except ConfigError as exc:
         raise ConfigError(f"{source}: engine {name!r}: {exc}") from None
-    return EngineEntry(name, entry["endpoint"], entry.get("link"), entry.get("baud"))
+    return EngineEntry(name, entry["endpoint"], entry.get("link"), entry.get("baud"), **placed)

@@ -1,35 +1,36 @@
-"""An engine process the director started: its own process group, output to a log file.
+"""An engine process the director started: under a keeper, in its own process group, its
+output to a log file, its console a pipe the director holds open and never writes.
 
-The child runs in a new process group so that stopping it reaches everything it started
-(DOSBox, a shell wrapper): :meth:`Child.stop` sends SIGTERM to the group, then SIGKILL
-after a grace.  On Linux it also gets PR_SET_PDEATHSIG (SIGKILL), so a director killed
-with SIGKILL does not leave it running; a resumed tournament also kills any group the
-state file still lists with its start time (see :func:`kill_leftover`).
+The command runs under :mod:`dxserial.transports.keeper` (a child subreaper that dies with the
+director and takes the command's whole tree with it), in a new process group led by the
+keeper, so that stopping it reaches everything it started (DOSBox, a shell wrapper):
+:meth:`Child.stop` sends SIGTERM to the keeper, which passes it to the group and sends
+SIGKILL after the grace; the director's SIGKILL to the group is the last resort.  A resumed
+tournament also kills any group the state file still lists (see :func:`kill_leftover`).
+
+Its stdin is a pipe, not /dev/null: an engine that waits for console input (Moby Dam
+select()s on it) blocks there instead of reading end-of-file in a loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import os
 import signal
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from dxserial.errors import PortError
 
-__all__ = ["Child", "describe_status", "kill_leftover", "start_time"]
+__all__ = ["Child", "Group", "describe_status", "kill_leftover", "start_time"]
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _in_child() -> None:  # pragma: no cover - runs in the forked child
-    os.setpgid(0, 0)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+#: The keeper's script (see :mod:`dxserial.transports.keeper`).
+KEEPER = Path(__file__).with_name("keeper.py")
+#: How much longer than the grace the keeper gets to stop the command and exit by itself.
+_KEEPER_MARGIN = 2.0
 
 
 def describe_status(code: int | None) -> str:
@@ -46,10 +47,12 @@ def describe_status(code: int | None) -> str:
 class Child:
     """One run of an engine command."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, log: Path) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, log: Path, grace: float = 3.0) -> None:
         self.proc = proc
         self.log = log
+        self.grace = grace
         self.stopped_by: str | None = None  # "SIGTERM" / "SIGKILL" when we stopped it
+        self.group = Group.of(proc.pid)
 
     @classmethod
     async def start(
@@ -59,34 +62,38 @@ class Child:
         cwd: Path,
         env: Mapping[str, str],
         log: Path,
+        grace: float = 3.0,
     ) -> Child:
-        """Start ``argv`` in ``cwd``; stdout and stderr appended to ``log``."""
+        """Start ``argv`` in ``cwd`` under a keeper; stdout and stderr appended to ``log``.
+
+        ``grace``: how long the command gets after SIGTERM (when stopped, or when the
+        director dies) before SIGKILL."""
         log.parent.mkdir(parents=True, exist_ok=True)
+        # A script of the standard library only, run isolated: nothing of the command's
+        # environment (PYTHONPATH, a checkout not installed) changes how it starts.
+        keeper = (sys.executable, "-I", "-S", str(KEEPER), str(os.getpid()), f"{grace:g}", "--")
         with open(log, "ab") as out:
             out.write(f"--- dxserial: starting {' '.join(argv)} (in {cwd})\n".encode())
             out.flush()
             try:
+                _check_runnable(argv[0], cwd, env)
                 proc = await asyncio.create_subprocess_exec(
+                    *keeper,
                     *argv,
                     cwd=cwd,
                     env=dict(env),
-                    stdin=asyncio.subprocess.DEVNULL,
+                    stdin=asyncio.subprocess.PIPE,  # held open, never written
                     stdout=out,
                     stderr=asyncio.subprocess.STDOUT,
-                    preexec_fn=_in_child,
+                    preexec_fn=_new_group,  # uvloop takes no process_group=
                 )
             except OSError as exc:
                 raise PortError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-        return cls(proc, log)
+        return cls(proc, log, grace)
 
     @property
     def pid(self) -> int:
         return self.proc.pid
-
-    @property
-    def started(self) -> int | None:
-        """See :func:`start_time` (what a resumed director checks before killing)."""
-        return start_time(self.proc.pid)
 
     @property
     def returncode(self) -> int | None:
@@ -100,22 +107,25 @@ class Child:
     async def wait(self) -> int:
         return await self.proc.wait()
 
-    async def stop(self, grace: float) -> None:
-        """SIGTERM to the group, SIGKILL after ``grace`` seconds; then the group is gone."""
+    async def stop(self) -> None:
+        """SIGTERM to the keeper, which passes it on and sends SIGKILL after the grace;
+        then the group is gone (the director's SIGKILL to it if the keeper is slow)."""
         if self.proc.returncode is None:
             self.stopped_by = "SIGTERM"
-            self._signal(signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.proc.pid, signal.SIGTERM)
             try:
-                await asyncio.wait_for(self.proc.wait(), grace)
+                await asyncio.wait_for(self.proc.wait(), self.grace + _KEEPER_MARGIN)
             except TimeoutError:
                 self.stopped_by = "SIGKILL"
+            if self.proc.returncode == -signal.SIGKILL:
+                self.stopped_by = "SIGKILL"  # the keeper's, after the grace
         # Whatever the leader did, nothing of its group may outlive it.
-        self._signal(signal.SIGKILL)
-        await self.proc.wait()
-
-    def _signal(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, sig)
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        await self.proc.wait()
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
 
     def log_tail(self, lines: int = 3) -> str:
         """The last lines of the log (this run's), joined with `` | ``."""
@@ -131,24 +141,87 @@ class Child:
         return " | ".join(kept)
 
 
-def start_time(pid: int) -> int | None:
-    """When process ``pid`` started (clock ticks since boot, from /proc), None if gone:
-    with the pid it names one process, never a later one that got the same pid."""
+def _new_group() -> None:  # pragma: no cover - runs in the forked child
+    os.setpgid(0, 0)
+
+
+def _check_runnable(program: str, cwd: Path, env: Mapping[str, str]) -> None:
+    """The command's program is there: an OSError now, as starting it directly would."""
+    import shutil
+
+    if os.sep in program:
+        path = Path(program) if Path(program).is_absolute() else cwd / program
+        if not path.exists():
+            raise FileNotFoundError(2, "No such file or directory")
+        if not os.access(path, os.X_OK):
+            raise PermissionError(13, "Permission denied")
+    elif shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        raise FileNotFoundError(2, "No such file or directory")
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), None if gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat.rsplit(")", 1)[-1].split()
-    return int(fields[19]) if len(fields) > 19 else None
+    return fields if len(fields) > 19 and fields[0] not in ("Z", "X") else None
 
 
-def kill_leftover(pgid: int, started: int) -> bool:
-    """Kill process group ``pgid`` if its leader is still the process that started at
-    ``started`` (see :func:`start_time`); True if it did."""
-    if start_time(pgid) != started:
-        return False
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
+def start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, from /proc), None if gone:
+    with the pid it names one process, never a later one that got the same pid."""
+    fields = _stat(pid)
+    return int(fields[19]) if fields else None
+
+
+@dataclass(frozen=True)
+class Group:
+    """What identifies an engine's process group for a later run: its id (the keeper's
+    pid), the keeper's start time, and the session it ran in."""
+
+    pgid: int
+    started: int | None
+    session: int | None
+
+    @classmethod
+    def of(cls, pid: int) -> Group:
+        fields = _stat(pid)
+        return cls(pid, int(fields[19]) if fields else None, int(fields[3]) if fields else None)
+
+
+def members(pgid: int) -> dict[int, tuple[int, int]]:
+    """The live processes of group ``pgid``: pid -> (start time, session)."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            fields = _stat(int(entry.name))
+            if fields and int(fields[2]) == pgid:
+                found[int(entry.name)] = (int(fields[19]), int(fields[3]))
+    return found
+
+
+def kill_leftover(pgid: int, started: int, session: int | None = None) -> list[int]:
+    """Kill what is left of an earlier run's engine group ``pgid`` (its keeper started at
+    ``started``, in ``session``); the pids killed.
+
+    Every member must be the earlier run's: started no earlier than its keeper and, when
+    the session is known, in that session (a group id is not reused while the group has
+    members, so these are the processes it started).  If the leader is alive it must be
+    that keeper (same start time); if it is gone the members are killed all the same.
+    """
+    found = members(pgid)
+    leader = found.get(pgid)
+    if leader is not None and leader[0] != started:
+        return []  # the id now names another process's group
+    ours = {
+        pid: info for pid, info in found.items()
+        if info[0] >= started and (session is None or info[1] == session)
+    }
+    if not ours or len(ours) != len(found):
+        return []
+    for pid in ours:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return sorted(ours)

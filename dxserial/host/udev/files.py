@@ -18,6 +18,7 @@ from dxserial.errors import DxSerialError
 
 RULES_FILE = "70-dxserial.rules"
 UNIT_FILE = "dxserial@.service"
+SERVE_UNIT_FILE = "dxserial-serve.service"
 EXAMPLE_FILE = "example.toml"
 
 #: The adapters the rules file claims: chip family -> (USB vendor id, product ids).
@@ -41,14 +42,18 @@ NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]{0,99}")
 
 
 class Kind(StrEnum):
-    """The three shipped files."""
+    """The shipped files."""
 
     rules = "rules"
     unit = "unit"
     config = "config"
+    serve = "serve"  # the unit of `dxserial serve RIG.toml`
 
 
-_FILES = {Kind.rules: RULES_FILE, Kind.unit: UNIT_FILE, Kind.config: EXAMPLE_FILE}
+_FILES = {
+    Kind.rules: RULES_FILE, Kind.unit: UNIT_FILE, Kind.config: EXAMPLE_FILE,
+    Kind.serve: SERVE_UNIT_FILE,
+}
 
 
 # --- the shipped files ------------------------------------------------------------------

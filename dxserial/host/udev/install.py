@@ -26,6 +26,7 @@ from dxserial.host.udev.files import (
     EXAMPLE_FILE,
     NAME_RE,
     RULES_FILE,
+    SERVE_UNIT_FILE,
     UNIT_FILE,
     Kind,
     shipped_text,
@@ -120,6 +121,24 @@ def check_name(name: str) -> str:
     return name
 
 
+def check_rig_path(rig: str) -> str:
+    """An absolute path the serve unit can name and read (ProtectHome, PrivateTmp)."""
+    if not rig.startswith("/") or any(c.isspace() or c in "%$\\\"'" for c in rig):
+        raise ConfigError(f"--serve {rig!r}: name the rig file by an absolute path without "
+                          "spaces, quotes, '%' or '$' (the unit's ExecStart holds it)")
+    for top in (*_HOMES, *_TMPS):
+        if rig == top or rig.startswith(top + "/"):
+            raise ConfigError(f"--serve {rig}: the unit cannot read files under {top} "
+                              "(ProtectHome, PrivateTmp); put the rig file in /etc/dxserial")
+    return rig
+
+
+def plan_serve(root: Path, rig: str, *, exe: str, group: str = "dialout") -> list[Target]:
+    """The one file ``install --serve`` writes: the rig's unit."""
+    text = with_marker(render(Kind.serve, exe=exe, group=group, rig=rig))
+    return [Target(root / UNIT_DIR / SERVE_UNIT_FILE, text)]
+
+
 def check_group(group: str) -> str:
     if not _GROUP_RE.fullmatch(group):
         raise ConfigError(f"--group {group!r} is not a group name")
@@ -127,13 +146,17 @@ def check_group(group: str) -> str:
 
 
 def render(
-    kind: Kind, *, exe: str | None = None, group: str = "dialout", name: str = "NAME"
+    kind: Kind, *, exe: str | None = None, group: str = "dialout", name: str = "NAME",
+    rig: str = "/etc/dxserial/rig.toml",
 ) -> str:
-    """The shipped text with this machine's values: dxserial's path, the group, the name."""
+    """The shipped text with this machine's values: dxserial's path, the group, the name
+    (and for the serve unit, the rig file's path)."""
     text = shipped_text(kind)
     if kind is Kind.rules:
         return text.replace('GROUP="dialout"', f'GROUP="{check_group(group)}"')
-    if kind is Kind.unit:
+    if kind is Kind.serve:
+        text = text.replace("@RIG@", check_rig_path(rig))
+    if kind in (Kind.unit, Kind.serve):
         text = text.replace("@DXSERIAL@", exe or dxserial_executable())
         return text.replace(
             "SupplementaryGroups=dialout", f"SupplementaryGroups={check_group(group)}"
@@ -277,7 +300,8 @@ def _refused(verb: str, path: Path, exc: OSError) -> DxSerialError:
 
 def installed_files(root: Path) -> list[Path]:
     """Every file uninstall looks at: the rules, the unit, every configuration file."""
-    files = [root / RULES_DIR / RULES_FILE, root / UNIT_DIR / UNIT_FILE]
+    files = [root / RULES_DIR / RULES_FILE, root / UNIT_DIR / UNIT_FILE,
+             root / UNIT_DIR / SERVE_UNIT_FILE]
     config_dir = root / CONFIG_DIR
     if config_dir.is_dir():
         files.extend(sorted(config_dir.glob("*.toml")))

@@ -1,0 +1,176 @@
+"""``dxserial serve RIG.toml``: every serial line of this host bridged by one process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+
+import typer
+
+from dxserial import runtime
+from dxserial.cli.app import app
+from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
+from dxserial.drive.driver import on_signals
+from dxserial.errors import ConfigError
+
+#: Seconds between redraws of the web page's table of lines (only when a row changed).
+TABLE_INTERVAL = 1.0
+
+
+def _print_keys(value: bool) -> None:
+    if value:
+        from dxserial.serve.keys import example
+        from dxserial.serve.rig import line_keys
+
+        typer.echo(example(line_keys()))
+        raise typer.Exit()
+
+
+@app.command("serve")
+def serve_command(
+    rig: Path | None = typer.Argument(
+        None, metavar="RIG", help="The rig file (TOML; --keys shows every key).",
+        show_default=False,
+    ),
+    keys: bool = typer.Option(
+        False, "--keys", is_eager=True, callback=_print_keys,
+        help="Print a rig file with every key, what it means, and exit.",
+    ),
+    check: bool = typer.Option(
+        False, "--check", help="Read and check RIG, say what it would serve, and exit."
+    ),
+    status: bool = typer.Option(
+        False, "--status", help="Ask the running daemon of RIG how every line is, and exit."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="With --status: the answer as JSON."),
+    web: str | None = typer.Option(
+        None, "--web",
+        help="Serve one live page of every line at HOST:PORT (needs dxserial[web]; else the "
+        "file's 'web').",
+        show_default=False,
+    ),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=VERBOSE_HELP),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
+) -> None:
+    """Bridge every serial line of a rig file, each as 'dxserial bridge' would, in one process.
+
+    Each [lines.NAME] table takes the bridge's settings (dxserial bridge --config keys).
+    SIGHUP (systemctl reload) reads the file again: lines added, removed or changed are
+    started, stopped or restarted, the others are not touched. Runs until Ctrl-C or SIGTERM.
+    """
+    from dxserial.serve.rig import read_rig
+
+    if rig is None:
+        raise ConfigError("name a rig file: dxserial serve RIG.toml (--keys prints one)")
+    if as_json and not status:
+        raise ConfigError("--json goes with --status")
+    spec = read_rig(rig)
+    if status:
+        from dxserial.serve.status import find_socket, read_status, render
+
+        answer = read_status(find_socket(spec))
+        typer.echo(json.dumps(answer, indent=2) if as_json else render(answer))
+        return
+    if check:
+        for line in spec.lines.values():
+            config = line.config
+            tcp = (f"listen {config.listen[0]}:{config.listen[1]}" if config.listen else
+                   f"connect {config.connect[0]}:{config.connect[1]}" if config.connect else "")
+            typer.echo(f"{line.name}: {line.where} ({config.link}, {config.serial.baudrate} "
+                       f"baud) <-> {tcp}")
+        typer.echo(f"{rig}: {len(spec.lines)} line(s), no mistake found")
+        return
+    configure_logging(verbose, quiet)
+    _name_lines()
+    runtime.run(_serve(spec, web if web is not None else spec.web))
+
+
+class _LineFormatter(logging.Formatter):
+    """A line's records start with its name in brackets: one log for the whole rig."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        line = getattr(record, "line", None)
+        if line is None:
+            return text
+        head, _, rest = text.partition(f"{record.levelname} ")
+        return f"{head}{record.levelname} [{line}] {rest}"
+
+
+def _name_lines() -> None:
+    for handler in logging.getLogger("dxserial").handlers:
+        handler.setFormatter(
+            _LineFormatter("%(asctime)s.%(msecs)03d %(levelname)s %(message)s", "%H:%M:%S")
+        )
+
+
+async def _serve(spec: object, web: str | None) -> None:
+    from dxserial.serve.daemon import Daemon
+    from dxserial.serve.rig import RigSpec
+    from dxserial.serve.status import serve_status, socket_path
+
+    assert isinstance(spec, RigSpec)
+    page = None
+    view = None
+    if web is not None:
+        from dxserial.live.web import start_web
+        from dxserial.serve.page import RigPage
+
+        view = await start_web(web, list(spec.web_allow), _say, f"dxserial serve {spec.path}")
+        page = RigPage(view)
+    daemon = Daemon(spec, watch=page.publish if page is not None else None)
+    where = socket_path(spec)
+    server = await serve_status(where, daemon.status)
+    loop = asyncio.get_running_loop()
+    reloads: set[asyncio.Task[str]] = set()
+
+    def reload() -> None:
+        task = asyncio.ensure_future(daemon.reload())
+        reloads.add(task)
+        task.add_done_callback(reloads.discard)
+
+    table = None
+    try:
+        daemon.start()
+        _say(f"serve ready: {len(spec.lines)} line(s) from {spec.path}; status: dxserial serve "
+             f"{spec.path} --status ({where})")
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGHUP, reload)
+        if page is not None:
+            table = asyncio.create_task(_redraw(page, daemon))
+        with on_signals(daemon.stop):
+            await daemon.wait()
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGHUP)
+        if table is not None:
+            table.cancel()
+        for task in list(reloads):
+            task.cancel()
+        server.close()
+        with contextlib.suppress(OSError):
+            where.unlink()
+        if view is not None:
+            if page is not None:
+                page.show_lines(daemon.status())
+            await view.close()
+    sys.stdout.flush()
+
+
+async def _redraw(page: object, daemon: object) -> None:
+    from dxserial.serve.daemon import Daemon
+    from dxserial.serve.page import RigPage
+
+    assert isinstance(page, RigPage) and isinstance(daemon, Daemon)
+    while True:
+        page.show_lines(daemon.status())
+        await asyncio.sleep(TABLE_INTERVAL)
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)

@@ -1,0 +1,53 @@
+"""The rig's web page: every line's games on the live view, and a row per line above them.
+
+The page is the live view's (:mod:`dxserial.live.web`): each line's games are its cards,
+numbered across the rig and headed by the line's name, and the table of lines is the
+view's table (the one a tournament shows its standings in), redrawn when a row changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dxserial.live.web import WebView
+from dxserial.serve.status import COLUMNS, rows
+
+_NBSP = "\u00a0"  # the page splits its table on columns blank on every row: keep cells whole
+
+
+class RigPage:
+    """Feeds one :class:`WebView` from every line."""
+
+    def __init__(self, view: WebView) -> None:
+        self.view = view
+        self._numbers: dict[tuple[str, int], int] = {}
+        self._table: list[str] = []
+
+    def publish(self, line: str, event: dict[str, Any]) -> None:
+        """A line's game news, its game numbers made unique across the rig."""
+        number = event.get("number")
+        if not isinstance(number, int):
+            return
+        key = (line, number)
+        if key not in self._numbers:
+            if event.get("kind") != "game":
+                return
+            self._numbers[key] = len(self._numbers) + 1
+        out = {**event, "number": self._numbers[key]}
+        if event.get("kind") == "game":
+            out["white"] = f"[{line}] {event.get('white', '?')}"
+        self.view.publish(out)
+
+    def show_lines(self, status: dict[str, Any]) -> None:
+        """The table of lines, if it changed."""
+        table = [[cell.replace(" ", _NBSP) for cell in row] for row in
+                 [list(COLUMNS), *rows(status)]]
+        widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
+        text = ["Lines"] + ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
+                            for row in table]
+        if text != self._table:
+            self._table = text
+            self.view.publish({"kind": "standings", "table": text})
+
+
+__all__ = ["RigPage"]

@@ -1,0 +1,165 @@
+"""The rig's status, in one place: a unix socket the daemon answers, and its text form.
+
+A client connects and reads one JSON document (:meth:`Daemon.status`); it sends nothing,
+so there is nothing a client can say that the daemon must parse.  The socket lives in the
+runtime folder (systemd's ``$RUNTIME_DIRECTORY``, else ``$XDG_RUNTIME_DIR/dxserial``, else
+``/tmp/dxserial-UID``), named after the rig file, unless the file's ``status`` key names it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from dxserial.errors import ConfigError, PortError
+from dxserial.serve.rig import RigSpec
+
+#: The longest a status answer may be (a rig of hundreds of lines fits).
+MAX_STATUS_BYTES = 1 << 22
+
+
+def runtime_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """Where the status socket goes when the rig file does not say."""
+    if env.get("RUNTIME_DIRECTORY"):
+        return Path(env["RUNTIME_DIRECTORY"].split(":")[0])
+    if env.get("XDG_RUNTIME_DIR"):
+        return Path(env["XDG_RUNTIME_DIR"]) / "dxserial"
+    return Path(f"/tmp/dxserial-{os.getuid()}")
+
+
+#: Where systemd puts the serve unit's runtime folder (RuntimeDirectory=dxserial).
+SYSTEM_RUNTIME = Path("/run/dxserial")
+
+
+def socket_path(spec: RigSpec, env: Mapping[str, str] = os.environ) -> Path:
+    """The status socket the daemon of ``spec`` opens."""
+    if spec.status is not None:
+        return spec.status
+    return runtime_dir(env) / f"serve-{spec.path.stem}.sock"
+
+
+def find_socket(spec: RigSpec, env: Mapping[str, str] = os.environ) -> Path:
+    """The status socket a client asks: the daemon's, whether systemd or a shell started it."""
+    mine = socket_path(spec, env)
+    if spec.status is not None or mine.exists():
+        return mine
+    system = SYSTEM_RUNTIME / mine.name
+    return system if system.exists() else mine
+
+
+async def serve_status(path: Path, snapshot: Callable[[], dict[str, Any]]) -> asyncio.Server:
+    """Answer each connection on ``path`` with ``snapshot()`` as JSON, then close it."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"status socket {path}: cannot create its folder: {exc}") from None
+    if path.is_socket():
+        if _answers(path):
+            raise ConfigError(f"status socket {path}: another dxserial serve answers there "
+                              "(one daemon per rig file; 'status' in the file names another)")
+        path.unlink()  # left by a daemon that was killed
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError):
+            writer.write(json.dumps(snapshot()).encode() + b"\n")
+            await writer.drain()
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+
+    try:
+        return await asyncio.start_unix_server(answer, str(path))
+    except OSError as exc:
+        raise ConfigError(f"status socket {path}: {exc.strerror or exc}") from None
+
+
+def _answers(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(1.0)
+        try:
+            sock.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+def read_status(path: Path, timeout: float = 5.0) -> dict[str, Any]:
+    """What the daemon on ``path`` says; :class:`PortError` if none answers."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(timeout)
+        try:
+            sock.connect(str(path))
+            chunks = []
+            size = 0
+            while size <= MAX_STATUS_BYTES:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                chunks.append(data)
+                size += len(data)
+        except FileNotFoundError:
+            raise PortError(f"no dxserial serve is running for this rig ({path} does not "
+                            "exist)") from None
+        except OSError as exc:
+            raise PortError(f"status socket {path}: {exc.strerror or exc} (is dxserial serve "
+                            "running?)") from None
+    try:
+        answer = json.loads(b"".join(chunks))
+    except ValueError:
+        raise PortError(f"status socket {path}: the answer is not JSON") from None
+    if not isinstance(answer, dict):
+        raise PortError(f"status socket {path}: the answer is not a status")
+    return answer
+
+
+COLUMNS = ("line", "port", "state", "tcp", "engines", "games", "messages", "warnings")
+
+
+def rows(status: dict[str, Any]) -> list[list[str]]:
+    """A row per line, as the text table and the web page show them."""
+    out = []
+    for line in status.get("lines", []):
+        tcp = line.get("peer") or (f"listen {line['listen']}" if line.get("listen") else
+                                   f"connect {line.get('connect')}")
+        engines = " - ".join(name for name in line.get("engines", []) if name) or "-"
+        state = str(line.get("state", "?"))
+        if state != "running" and line.get("detail"):
+            state = f"{state}: {line['detail']}"
+        out.append([
+            str(line.get("line", "?")), str(line.get("port", "?")), state, str(tcp), engines,
+            str(line.get("games", 0)), str(line.get("messages", 0)),
+            str(line.get("warnings", 0)),
+        ])
+    return out
+
+
+def render(status: dict[str, Any], *, width: int = 44) -> str:
+    """``dxserial serve --status``: a line per serial line, aligned."""
+    table = [list(COLUMNS), *rows(status)]
+    for row in table:
+        row[2] = row[2] if len(row[2]) <= width else row[2][: width - 3] + "..."
+    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
+    up = time.time() - float(status.get("started", time.time()))
+    head = (f"dxserial serve {status.get('rig', '?')}: {len(table) - 1} line(s), pid "
+            f"{status.get('pid', '?')}, up {up:.0f} s, {status.get('reloads', 0)} reload(s)")
+    body = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in table]
+    return "\n".join([head, *body])
+
+
+__all__ = [
+    "find_socket",
+    "read_status",
+    "render",
+    "rows",
+    "runtime_dir",
+    "serve_status",
+    "socket_path",
+]
