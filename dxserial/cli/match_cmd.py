@@ -82,8 +82,9 @@ def match_command(
     pdn_notes: bool = typer.Option(
         False,
         "--pdn-notes",
-        help="PDN with the referee's notes and the clocks as prose comments too, for people "
-        "(default: the movetext and clock commands other programs read; docs/pdn.md).",
+        help="PDN for people: the referee's notes too, and the clocks as prose comments instead "
+        "of clock commands (default: the movetext and clock commands other programs read; "
+        "docs/pdn.md).",
     ),
     on_engine_failure: str = typer.Option(
         "stop",

@@ -135,9 +135,9 @@ def to_pdn(record: GameRecord, *, annotated: bool = False) -> str:
     Movetext as the draughts programs write it: a number before White's moves only (and
     before a first move by Black), the director's clock as embedded commands, comments only
     for what no tag says (violations, the bridge's own actions).  ``annotated``: the
-    referee's notes and the clock as prose too, for people (docs/pdn.md).  Tag lines are not
-    wrapped (PDN cannot split a tag); only a FEN tag of a crowded position can pass 80
-    characters, and ranges keep most FENs short.
+    referee's notes too and the clock as prose instead of commands, for people
+    (docs/pdn.md).  Tag lines are not wrapped (PDN cannot split a tag); only a FEN tag of a
+    crowded position can pass 80 characters, and ranges keep most FENs short.
     """
     result = record.result if record.result in RESULTS else "*"
     date = record.date or (record.started.strftime("%Y.%m.%d") if record.started else "????.??.??")

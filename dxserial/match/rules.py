@@ -69,7 +69,7 @@ class MatchConfig:
     #: Seconds a new connection is listened to before the first GAMEREQ: an engine set up
     #: as initiator sends its own at once (see dxserial.match.initiators).
     listen_first: float = LISTEN_FIRST
-    #: PDN with the referee's notes and the clock as prose (docs/pdn.md), not just commands.
+    #: PDN with the referee's notes, the clock as prose instead of commands (docs/pdn.md).
     pdn_notes: bool = False
 
     @property

@@ -23,7 +23,7 @@ TOP: dict[str, tuple[str, str]] = {
     "connect_timeout": ("30", "seconds for an engine to be reached at the start"),
     "concurrency": ("1", "games at the same time (--concurrency wins)"),
     "pdn": ('"games"', "folder (relative to the file): a PDN per game, event.pdn, the state"),
-    "pdn_notes": ("false", "PDN with the referee's notes and clocks as prose too"),
+    "pdn_notes": ("false", "PDN with the referee's notes, clocks as prose instead of commands"),
     "openings": ('["", "1. 32-28 18-23"]', '"": the normal start; PDN moves or a FEN'),
     "openings_file": ('"book.txt"', "one FEN or PDN move list a line (relative to the file)"),
     "on_unreachable": ('"stop"', 'an engine not reached before its first game: "stop" or '
@@ -31,7 +31,7 @@ TOP: dict[str, tuple[str, str]] = {
     "draw_rules": ('"fmjd"', 'FMJD\'s draw rules end games, or "off" (the move limit only)'),
     "on_false_claim": ('"loss"', 'a GAMEEND claim the position does not bear out: "loss" '
                        'or "as-claimed"'),
-    "time_control": ('"on"', 'director\'s clocks from minutes/moves; "off"; "Ns": N s a game'),
+    "time_control": ('"on"', 'director\'s clocks from minutes/time_moves; "off"; "Ns": N s a game'),
     "clock_margin": ("0.3", "seconds a move not charged to the engine (the line's share)"),
     "sprt": ("{ elo0 = 0, elo1 = 5, alpha = 0.05, beta = 0.05 }",
              "two engines: play game pairs until the SPRT accepts H0 or H1"),
