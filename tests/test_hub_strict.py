@@ -198,7 +198,7 @@ def test_a_hub_session_in_front_of_the_strict_engine_is_all_the_engines_moves(
     rig = Rig(think)
     rig.hub("hub", "init", "new-game", "level move-time=1")
     start = Position.start()
-    played = play(rig, start, moves := [], 200, seed=1)  # a whole game, to its end
+    played = play(rig, start, [], 200, seed=1)  # a whole game, to its end
     assert played > 20
     # Next: a new game, a stop 0.5 s into a search, then a go on the next position.
     rig.hub("new-game", "level move-time=5", pos_line(start, []), "go think")
@@ -220,6 +220,7 @@ def test_a_hub_session_in_front_of_the_strict_engine_is_all_the_engines_moves(
     if think:  # the stopped search: dxserial's move, named as such; all others the engine's
         assert len(ours) == 1 and "stopped by the client" in ours[0], ours
         assert rig.adapter.moves_played == played
+        assert any("this go waits up to" in text for text in rig.logs)  # for the answer
     else:  # the engine's move came before the stop: nothing to stop (one more move)
         assert ours == [] and rig.adapter.moves_played == played + 1
     assert rig.stopped == Stop(0, "quit")
