@@ -160,6 +160,7 @@ class HubAdapter:
         self._phase_deadline: float | None = None  # GAMEREQ or GAMEEND answer due
         self._wait_limit: float | None = None  # a waiting go starts over from here
         self._after_close: Callable[[float], list[Action]] | None = None
+        self._held_end: GameEnd | None = None  # our GAMEEND, held until the GAMEACC
         self._started_over = False  # this go already had a fresh connection
         self._pondering = False  # 'go ponder' waits for ponder-hit or stop
         self.engine_name = ""
@@ -329,6 +330,7 @@ class HubAdapter:
             )
         self._started_over = True
         self.phase = _Phase.RECONNECTING
+        self._held_end = None
         self._game = None
         self._after_close = self._request_game
         self.fresh_connections += 1
@@ -381,7 +383,9 @@ class HubAdapter:
         if phase is _Phase.RECONNECTING:
             return [Log(f"ignored {msg.NAME} from the old connection")]
         if phase is _Phase.CLOSING:
-            if isinstance(msg, GameEnd):
+            if self._held_end is not None and isinstance(msg, GameAccept):
+                return self._accepted_to_end(msg, now)
+            if isinstance(msg, GameEnd) and self._held_end is None:
                 return self._closed(now)
             return [Log(f"ignored {msg.NAME} while our GAMEEND waits for its answer")]
         if isinstance(msg, GameEnd):
@@ -509,15 +513,35 @@ class HubAdapter:
         if self.phase not in (_Phase.PLAYING, _Phase.REQUESTED):
             return then(now) if then is not None else []
         searching_until = self._go_deadline if self._thinking_since is not None else None
+        requested = self.phase is _Phase.REQUESTED
         self.phase = _Phase.CLOSING
         self._game = None
         self._go_deadline = self._thinking_since = None
         self._after_close = then
         self._phase_deadline = max(now, searching_until or now) + self.config.answer_timeout
-        return [SendDxp(GameEnd(reason=EndReason.NONE, stop=stop))]
+        end = GameEnd(reason=EndReason.NONE, stop=stop)
+        if requested:  # no game is open before the GAMEACC: an engine that refuses waits
+            self._held_end = end  # for a GAMEREQ then, and a GAMEEND would be out of turn
+            return [Log("our GAMEEND waits for the engine's GAMEACC (no game is open before it)")]
+        return [SendDxp(end)]
+
+    def _accepted_to_end(self, msg: GameAccept, now: float) -> list[Action]:
+        """The GAMEACC to a game we already mean to end: end it now, or nothing to end."""
+        end, self._held_end = self._held_end, None
+        assert end is not None
+        if msg.code is AcceptCode.ACCEPT:  # it is searching: it may answer after that
+            offer = self._offer
+            limit = EngineClock(offer).limit(self.level) if offer is not None else None
+            search = 0.0 if limit is None else limit + self.config.grace
+            self._phase_deadline = now + search + self.config.answer_timeout
+            return [Log("the engine accepted the game we end: our GAMEEND goes out now"),
+                    SendDxp(end)]
+        return [Log(f"the engine refused the game (GAMEACC code {msg.code.value}): "
+                    "no game to end"), *self._closed(now)]
 
     def _closed(self, now: float) -> list[Action]:
         self.phase = _Phase.IDLE
+        self._held_end = None
         self._phase_deadline = self._wait_limit = None
         then, self._after_close = self._after_close, None
         return then(now) if then is not None else []
@@ -534,6 +558,8 @@ class HubAdapter:
             return self._end_game(StopCode.STOP, now, then=leave)
         if self.phase in (_Phase.CLOSING, _Phase.RECONNECTING):
             self._after_close = leave
+            if self._held_end is not None:  # not sent yet: it says we stop
+                self._held_end = GameEnd(reason=EndReason.NONE, stop=StopCode.STOP)
             if self.phase is _Phase.RECONNECTING:
                 return leave(now)
             return []

@@ -32,9 +32,11 @@ class HubAdapterRunner:
     """One Hub client on stdin/stdout until it quits, the engine is lost, or :meth:`stop`."""
 
     def __init__(
-        self, adapter: HubAdapter, endpoint: EngineEndpoint, *, log_messages: bool = False
+        self, adapter: HubAdapter, endpoint: EngineEndpoint, *, log_messages: bool = False,
+        lines: StdioLines | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self._lines = lines  # the Hub client's lines; None: this process's stdin/stdout
         self.machine = HubMachine(adapter, log_messages=log_messages)
         self.driver: Driver[str] = Driver(self.machine, log=log)
         self.driver.add_side(HUB, None)
@@ -46,7 +48,7 @@ class HubAdapterRunner:
 
     async def run(self) -> RunResult:
         driver, endpoint = self.driver, self.endpoint
-        io = StdioLines()
+        io = self._lines if self._lines is not None else StdioLines()
         await io.open()
         stdio = StdioLinePort(io)
         driver.attach(HUB, stdio)
