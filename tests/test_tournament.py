@@ -219,3 +219,29 @@ def test_every_key_of_the_file_is_described_and_the_example_reads() -> None:
     assert shown.returncode == 0 and shown.stdout.strip() == text
     helped = run_in_process("tournament", "--help")
     assert "--keys" in helped.stdout
+
+
+def test_the_state_says_which_engines_were_in_a_game_when_the_run_ended(tmp_path: Path) -> None:
+    """A resumed run ends an engine's old game only on this evidence (issue 29): the games
+    in play are written when they start and when they end."""
+    path = tmp_path / "state.json"
+    state = State("abc", playing={3: ["alpha", "beta"]})
+    state.save(path)
+    again = State.load(path, "abc")
+    assert again.playing == {3: ["alpha", "beta"]}
+    assert again.may_have_a_game_open("alpha") == "game 3 was in play when the previous run ended"
+    assert again.may_have_a_game_open("gamma") is None
+    State("abc").save(path)
+    assert State.load(path, "abc").may_have_a_game_open("alpha") is None
+
+
+def test_a_state_file_from_before_the_record_of_games_in_play_says_it_cannot_tell(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.json"
+    path.write_text('{"fingerprint": "abc", "games": []}\n')
+    why = State.load(path, "abc").may_have_a_game_open("alpha")
+    assert why is not None and "before dxserial recorded the games in play" in why
+    path.write_text('{"fingerprint": "abc", "games": [], "playing": [1, 2]}\n')
+    with pytest.raises(ConfigError, match="'playing' is not a table"):
+        State.load(path, "abc")

@@ -272,6 +272,10 @@ class State:
     #: Engines the director runs: per process slot its restarts, events and process group
     #: (a resumed tournament kills a group a crashed director left behind).
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Games started and not yet finished, by number: their engines' names. Written when a
+    #: game starts and when it ends, so a resumed run knows which engines may still have a
+    #: game open (None: a file from before this record, which cannot say).
+    playing: dict[int, list[str]] | None = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> State:
@@ -288,13 +292,31 @@ class State:
                 "changed); use another pdn folder, or remove the file to start over"
             )
         games = {int(g["number"]): GameResultEntry(**g) for g in data.get("games", [])}
-        return cls(fingerprint, games, dict(data.get("engines", {})))
+        playing: dict[int, list[str]] | None = None
+        if "playing" in data:
+            try:
+                playing = {int(n): [str(e) for e in names]
+                           for n, names in dict(data["playing"]).items()}
+            except (TypeError, ValueError, AttributeError):
+                raise ConfigError(f"cannot read tournament state {path}: 'playing' is not "
+                                  "a table of game numbers and engine names") from None
+        return cls(fingerprint, games, dict(data.get("engines", {})), playing)
+
+    def may_have_a_game_open(self, name: str) -> str | None:
+        """Why engine ``name`` may still have a game of the previous run open, or None."""
+        if self.playing is None:
+            return "the state file is from before dxserial recorded the games in play"
+        for number, names in sorted(self.playing.items()):
+            if name in names:
+                return f"game {number} was in play when the previous run ended"
+        return None
 
     def to_json(self) -> str:
         games = [asdict(self.games[n]) for n in sorted(self.games)]
         data: dict[str, Any] = {"fingerprint": self.fingerprint, "games": games}
         if self.engines:
             data["engines"] = self.engines
+        data["playing"] = {str(n): names for n, names in sorted((self.playing or {}).items())}
         return json.dumps(data, indent=1) + "\n"
 
     def save(self, path: Path) -> None:

@@ -248,7 +248,14 @@ class Tournament:
         if self.resume:
             self.state = State.load(self.state_path, self.schedule.fingerprint)
             for side in self.sides.values():
-                side.stale = side.label not in self.pools  # a started engine is fresh
+                if side.label in self.pools:  # an engine the director starts is fresh
+                    continue
+                why = self.state.may_have_a_game_open(side.label)
+                side.stale = why is not None
+                if why is not None:
+                    log.info("%s: %s (%s): that game is ended before the next one is offered",
+                             side.label, why, self.state_path)
+            self.state.playing = {}
             self._kill_leftovers()
         self.scores = Scores(self.spec.names, self.state.games.values())
         self._sprt_update()
@@ -337,7 +344,20 @@ class Tournament:
             desk=self.desk,
         )
         self._running[game.number] = (game, match)
+        self._playing(game.number, [game.white, game.black])
         return match
+
+    def _playing(self, number: int, names: list[str] | None) -> None:
+        """The state file's record of a game in play: written as it starts and as it ends
+        (the evidence a resumed run needs before it ends an engine's game)."""
+        playing = self.state.playing if self.state.playing is not None else {}
+        if names is None:
+            if playing.pop(number, None) is None:
+                return
+        else:
+            playing[number] = names
+        self.state.playing = playing
+        self.state.save(self.state_path)
 
     async def _play(self, game: Pairing, match: Match) -> GameSummary | None:
         white, black = self._seats[game.number]
@@ -376,6 +396,7 @@ class Tournament:
         """A finished game into the state, the event PDN, the scores and the SPRT."""
         total = len(self.schedule.games)
         self.state.games[game.number] = entry
+        (self.state.playing or {}).pop(game.number, None)
         self.scores.add(entry)
         self.state.save(self.state_path)
         self._write_event()
