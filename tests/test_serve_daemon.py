@@ -38,7 +38,11 @@ from dxserial.transports.base import Port
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 
 LINES = 16
-ECHO = NulModemSettings(timeout=0.5, max_attempts=1000)
+#: The NULMODEM echo waits far longer than an in-process cable needs: on a machine whose CPUs
+#: are busy a 0.5 s wait ran out, and the handshake's retries are warnings, which these tests
+#: count to show that one line's trouble never reaches another.
+ECHO_TIMEOUT = 5.0
+ECHO = NulModemSettings(timeout=ECHO_TIMEOUT, max_attempts=1000)
 
 
 class CableEnd(EngineEndpoint):
@@ -54,7 +58,7 @@ class CableEnd(EngineEndpoint):
 
 
 def rig_text(names: list[str], directory: Path, **extra: str) -> str:
-    out = ['[defaults]', 'echo_timeout = 0.5', 'max_attempts = 1000', 'serial_grace = 30',
+    out = ['[defaults]', f'echo_timeout = {ECHO_TIMEOUT}', 'max_attempts = 1000', 'serial_grace = 30',
            f'pdn = "{directory}/games/{{line}}"', f'trace = "{directory}/{{line}}.jsonl"']
     out += [f"{key} = {value}" for key, value in extra.items()]
     for name in names:
