@@ -76,7 +76,7 @@ def test_a_whole_nulmodem_game_through_ser2net(tmp_path: Path, exported: tuple[S
 
 def test_the_bridge_survives_a_ser2net_restart_mid_game(tmp_path: Path, exported: tuple[Ser2net, list[Cli]]) -> None:
     ser2net, procs = exported
-    bridge, player = bridge_and_player(tmp_path, ser2net.url, 40, procs)
+    bridge, player = bridge_and_player(tmp_path, ser2net.url, 16, procs)
     wait_until(lambda: moves_relayed(tmp_path) >= 4, timeout=30, what="a few moves")
     ser2net.stop()  # the remote host's ser2net dies mid-game ...
     ser2net.start()  # ... and comes back on the same port

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -523,7 +524,20 @@ GROUPS: dict[str, list[Message]] = {}
 for _m in POOL:
     GROUPS.setdefault(_m.TYPE, []).append(_m)
 # Types weighted so that games start and run for a while; accept code 0 is the likeliest.
-by_type = st.sampled_from([*"MMMMM", *GROUPS]).flatmap(lambda t: st.sampled_from(GROUPS[t]))
+# A step is a type from _TYPES, a message of its group, and a sender pick (0-2: the side
+# that has something to do, 3: the other), drawn as one choice from a flat list in which
+# each (message, pick) is as frequent as those three draws make it (type weight x lcm /
+# group size): one hypothesis draw a step instead of three, whose cost was most of the
+# test's time.
+_TYPES = [*"MMMMM", *GROUPS]
+_LCM = math.lcm(*(len(g) for g in GROUPS.values()))
+STEPS: list[tuple[Message, int]] = [
+    (m, pick)
+    for t in GROUPS
+    for m in GROUPS[t]
+    for _ in range(_TYPES.count(t) * _LCM // len(GROUPS[t]))
+    for pick in range(4)
+]
 
 
 @settings(max_examples=300, deadline=None)
@@ -533,10 +547,11 @@ def test_random_dialogues_raise_only_dialogue_errors(data: st.DataObject) -> Non
     on one, and the observer and a Session agree. Senders lean towards the side that has
     something to do, so games get played, but any side may speak at any time."""
     d, mine = Dialogue(), Session(INI)
+    step = st.sampled_from(STEPS)
     for _ in range(data.draw(st.integers(0, 150), label="length")):
-        m = data.draw(by_type, label="message")
+        m, pick = data.draw(step, label="message, sender")
         likely = d.awaiting or d.turn_role() or INI
-        sender = data.draw(st.sampled_from([likely, likely, likely, likely.other]), label="from")
+        sender = likely.other if pick == 3 else likely
         before = snapshot(d)
         try:
             events = d.handle(m, sender)

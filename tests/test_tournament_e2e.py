@@ -53,7 +53,6 @@ def test_round_robin_killed_halfway_and_resumed(tmp_path: Path) -> None:
         file = tmp_path / "lab.toml"
         file.write_text(
             'event = "Lab RR"\nmoves = 3\nminutes = 1\nmove_timeout = 5\npdn = "games"\n'
-            'openings = ["", "1. 32-28 18-23"]\n'
             + "".join(f'[engines.{n}]\nendpoint = "{e}"\n' for n, e in engines.items())
         )
         state = tmp_path / "games" / "tournament-state.json"
@@ -65,11 +64,11 @@ def test_round_robin_killed_halfway_and_resumed(tmp_path: Path) -> None:
         first = Cli(*args)
         procs.append(first)
         delta()
-        wait_until(lambda: len(finished(state)) >= 8, timeout=60, what="8 finished games")
+        wait_until(lambda: len(finished(state)) >= 4, timeout=60, what="4 finished games")
         first.stop(signal.SIGKILL)  # a crash: nothing is cleaned up
         before = finished(state)
-        total = 6 * 2 * 2  # pairings x openings x colours
-        assert 8 <= len(before) < total
+        total = 6 * 2  # pairings x colours (openings: tests/test_tournament.py)
+        assert 4 <= len(before) < total
         delta()  # the TCP engine's session ended with the director; it starts again
         second = Cli(*args, "--resume")
         procs.append(second)

@@ -77,13 +77,19 @@ class DaskRig:
 
     def add_worker(self, name: str, threads: int = 1, resources: str = "") -> None:
         """A worker process (no nanny: killing it loses it) that plays ``threads`` games."""
-        extra = ("--resources", resources) if resources else ()
-        worker = self._spawn("worker", self.address, "--name", name, "--nthreads",
-                             str(threads), "--no-nanny", "--no-dashboard",
-                             "--local-directory", str(self.folder / name), *extra,
-                             tmp=self.games(name))
-        self.workers[name] = worker  # (stopped by close() even if it never registers)
-        _await_line(worker[1], "Registered to:", 60)
+        self.add_workers({name: resources}, threads)
+
+    def add_workers(self, names: dict[str, str], threads: int = 1) -> None:
+        """Workers (name -> resources, "" for none) started together, then each awaited
+        until it has registered: their start-ups overlap instead of adding up."""
+        for name, resources in names.items():
+            extra = ("--resources", resources) if resources else ()
+            self.workers[name] = self._spawn(  # (stopped by close() even if never registered)
+                "worker", self.address, "--name", name, "--nthreads", str(threads),
+                "--no-nanny", "--no-dashboard", "--local-directory", str(self.folder / name),
+                *extra, tmp=self.games(name))
+        for name in names:
+            _await_line(self.workers[name][1], "Registered to:", 60)
 
     def games(self, name: str) -> Path:
         """The folder the worker ``name`` plays its games in (its TMPDIR)."""
