@@ -120,7 +120,7 @@ def test_connect_mode_an_engine_that_ended_its_session_is_not_a_warning(tmp_path
     log_path = tmp_path / "bridge.log"
     with vpair, Cli(
         "engine", b, "--role", "follower", "--link", "nulmodem", "--depth", "1",
-        "--echo-timeout", "0.5", "--max-attempts", "1000",
+        "--echo-timeout", "2", "--max-attempts", "1000",
     ) as serial, Cli(
         "engine", "listen://127.0.0.1:0", "--role", "initiator", "--games", "1", "--moves", "2",
         "--depth", "1",
@@ -131,7 +131,7 @@ def test_connect_mode_an_engine_that_ended_its_session_is_not_a_warning(tmp_path
         with log_path.open("w") as log:
             bridge = subprocess.Popen(
                 [sys.executable, "-m", "dxserial", "bridge", a, "--connect",
-                 f"127.0.0.1:{port.group(1)}", "--echo-timeout", "0.5"],
+                 f"127.0.0.1:{port.group(1)}", "--echo-timeout", "2"],
                 stdout=subprocess.DEVNULL, stderr=log, text=True,
             )
             try:

@@ -41,7 +41,7 @@ def start_rig(rig_factory: RigFactory, tmp_path: Path, referee: str, link: str, 
 def engine(rig: Rig, side: str, role: str, link: str, seed: int, *extra: str) -> Cli:
     if side == "serial":
         where: tuple[str, ...] = (
-            rig.peer_path, "--link", link, "--echo-timeout", "0.5", "--max-attempts", "1000",
+            rig.peer_path, "--link", link, "--echo-timeout", "2", "--max-attempts", "1000",
         )
     else:
         where = (f"tcp://127.0.0.1:{rig.port}",)

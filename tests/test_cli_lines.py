@@ -21,7 +21,7 @@ def test_sigint_mid_game_says_what_the_bridge_does(tmp_path: Path) -> None:
     """It said the TCP peer 'went away (closed)' (the bridge closed it) and promised to
     close the game towards the serial engine in 3 s, then exited."""
     with Vpair(tmp_path) as vpair, NulModemPeer(vpair.path_b, seed=1) as peer:
-        bridge = Bridge(tmp_path, vpair.path_a, "--echo-timeout", "0.5", trace=False)
+        bridge = Bridge(tmp_path, vpair.path_a, "--echo-timeout", "2", trace=False)
         with bridge, DxpClient("127.0.0.1", bridge.port) as client:
             client.send(GAMEREQ)
             assert peer.expect() == GAMEREQ

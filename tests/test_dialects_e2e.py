@@ -53,7 +53,7 @@ def test_a_dialect_through_the_bridge_plays_two_games_and_nobody_is_blamed(
     rig = rig_factory(bridge_args=("--referee", referee, "--link", link, "--pdn", str(games)))
     serial_role = "follower" if role == "initiator" else "initiator"
     with Cli("engine", rig.peer_path, "--role", serial_role, "--link", link, "--depth", "1",
-             "--games", "2", "--moves", "5", "--time", "1", "--echo-timeout", "0.5",
+             "--games", "2", "--moves", "5", "--time", "1", "--echo-timeout", "2",
              "--max-attempts", "1000") as serial:
         serial.out.expect("engine ready", timeout=20)
         with stand_in(dialect, f"tcp://127.0.0.1:{rig.port}", "--role", role, "--games", "2",
@@ -80,7 +80,7 @@ def test_match_against_an_engine_that_never_answers_a_gameend_plays_all_games(
         assert port is not None
         with Cli("match", f"tcp://127.0.0.1:{port.group(1)}", end_a, "--games", "2",
                  "--moves", "5", "--time", "1", "--pdn", str(pdn), "--gameend-timeout", "1",
-                 "--echo-timeout", "0.5", "--max-attempts", "1000") as match:
+                 "--echo-timeout", "2", "--max-attempts", "1000") as match:
             match.out.expect("results after 2 game(s)", timeout=90)
             assert match.wait(30) == 0, match.out.lines
             lines = match.out.lines

@@ -42,7 +42,7 @@ def listening_port(line: str) -> int:
 def test_follower_on_nulmodem_plays_a_game_to_the_end(vpair: tuple[str, str]) -> None:
     a, b = vpair
     args = ("engine", b, "--role", "follower", "--link", "nulmodem", "--seed", "1", "-v")
-    with Cli(*args, "--echo-timeout", "0.5", "--max-attempts", "1000") as engine:
+    with Cli(*args, "--echo-timeout", "2", "--max-attempts", "1000") as engine:
         engine.out.expect("engine ready: follower, serial port", timeout=20)
         with NulModemPeer(a, seed=1) as peer:
             tester = Player(PlayerConfig(role=INI, games=1, moves=4, seed=7, name="Tester"))

@@ -354,7 +354,7 @@ def hub_initiator(
     engine at ``end``, no clock; its exit status and output."""
     return subprocess.run(
         [sys.executable, "-m", "dxserial", "engine", end, "--role", "initiator", "--games",
-         "1", "--time", "0", "--echo-timeout", "0.5", *extra, "--hub", hub],
+         "1", "--time", "0", "--echo-timeout", "2", *extra, "--hub", hub],
         capture_output=True, text=True, timeout=timeout, cwd=cwd,
     )
 

@@ -37,7 +37,7 @@ def test_pydraughts_plays_a_whole_game_through_dxserial_hub_on_a_nulmodem_pair(
 ) -> None:
     vpair, engine, end = start_serial_engine(tmp_path, 3, "--depth", "2")
     with vpair, engine:
-        client = HubEngine([DXSERIAL, "hub", end, "--echo-timeout", "0.5", "-q"])
+        client = HubEngine([DXSERIAL, "hub", end, "--echo-timeout", "2", "-q"])
         clients.append(client)
         assert client.id["name"] == '"dxserial hub"'  # pydraughts keeps the quotes
         client.init()

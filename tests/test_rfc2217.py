@@ -40,7 +40,7 @@ def exported(tmp_path: Path) -> Iterator[tuple[Ser2net, list[Cli]]]:
 def bridge_and_player(tmp_path: Path, url: str, moves: int, procs: list[Cli]) -> tuple[Cli, Cli]:
     bridge = Cli(
         "bridge", url, "--listen", "127.0.0.1:0", "--pdn", str(tmp_path / "pdn"),
-        "--echo-timeout", "0.5", "--max-attempts", "1000", "--serial-grace", "30",
+        "--echo-timeout", "2", "--max-attempts", "1000", "--serial-grace", "30",
         "--trace", str(tmp_path / "trace.jsonl"),
     )
     procs.append(bridge)

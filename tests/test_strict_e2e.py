@@ -119,7 +119,7 @@ def test_match_plays_strict_engines_on_tcp_and_on_a_serial_line(tmp_path: Path) 
         port = re.search(r"127\.0\.0\.1:(\d+)", tcp.ready)
         assert port is not None
         with Cli("match", f"tcp://127.0.0.1:{port.group(1)}", vpair.path_a, "--games", "2",
-                 "--moves", "5", "--time", "1", "--echo-timeout", "0.5",
+                 "--moves", "5", "--time", "1", "--echo-timeout", "2",
                  "--max-attempts", "1000", "--pdn", str(tmp_path / "pdn")) as match:
             match.out.expect("results after 2 game(s)", timeout=90)
             assert match.wait(30) == 0, (match.out.lines, serial.said(), tcp.said())

@@ -56,7 +56,7 @@ def test_round_robin_killed_halfway_and_resumed(tmp_path: Path) -> None:
             + "".join(f'[engines.{n}]\nendpoint = "{e}"\n' for n, e in engines.items())
         )
         state = tmp_path / "games" / "tournament-state.json"
-        args = ("tournament", str(file), "--concurrency", "2", "--echo-timeout", "0.5", "--max-attempts", "1000")
+        args = ("tournament", str(file), "--concurrency", "2", "--echo-timeout", "2", "--max-attempts", "1000")
 
         def delta() -> None:
             procs.append(Cli("engine", f"tcp://127.0.0.1:{port}", "--role", "follower", "--depth", "1", "--seed", "4", "--connect-timeout", "30"))

@@ -25,14 +25,14 @@ GAMEREQ = f"R01{'Probe'.ljust(32)}Z001075A".encode()
 def test_bridge_v_logs_each_message_crossing_and_q_silences_info(tmp_path: Path) -> None:
     """Issue 24: 'bridge -v does nothing (INFO with or without it)'."""
     with Vpair(tmp_path) as vpair, NulModemPeer(vpair.path_b, seed=1) as peer:
-        bridge = Bridge(tmp_path, vpair.path_a, "--echo-timeout", "0.5", "-v", trace=False)
+        bridge = Bridge(tmp_path, vpair.path_a, "--echo-timeout", "2", "-v", trace=False)
         with bridge, DxpClient("127.0.0.1", bridge.port) as client:
             client.send(GAMEREQ)
             assert peer.expect() == GAMEREQ
             line = f"tcp->serial GAMEREQ '{GAMEREQ.decode()}' ({len(GAMEREQ)} bytes)"
             wait_until(lambda: line in bridge.log(), what="the -v line of the GAMEREQ")
         (tmp_path / "bridge.log").unlink()
-        with Bridge(tmp_path, vpair.path_a, "--echo-timeout", "0.5", "-q", trace=False) as quiet:
+        with Bridge(tmp_path, vpair.path_a, "--echo-timeout", "2", "-q", trace=False) as quiet:
             with DxpClient("127.0.0.1", quiet.port) as client:
                 client.send(GAMEREQ)
                 assert peer.expect() == GAMEREQ

@@ -123,7 +123,7 @@ async def test_the_page_follows_a_game_through_the_bridge(
     # The engines arrive only now: whatever the page shows, it saw happen.
     with Cli(
         "engine", rig.peer_path, "--role", "follower", "--link", "nulmodem", "--seed", "1",
-        "--depth", "1", "--echo-timeout", "0.5", "--max-attempts", "1000",
+        "--depth", "1", "--echo-timeout", "2", "--max-attempts", "1000",
     ) as serial:
         serial.out.expect("engine ready", timeout=20)
         with Cli(

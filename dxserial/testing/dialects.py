@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None, *, line: Callable[[str], None] = print) 
         answer_timeout=1.0,
     )
     options = LinkOptions(
-        link=args.link, nulmodem=NulModemSettings(timeout=0.5, max_attempts=1000)
+        link=args.link, nulmodem=NulModemSettings(timeout=2.0, max_attempts=1000)
     )
     endpoint = EngineEndpoint(parse_engine_endpoint(args.endpoint), options)
 

@@ -161,8 +161,9 @@ class Cli:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int:
-        """Signal the process and return its exit code (it is killed if it hangs)."""
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+        """Signal the process and return its exit code (it is killed if it hangs; the bound is
+        long because a loaded machine, DOSBox emulating a 286 beside it, took over 10 s)."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None, *, line: Callable[[str], None] = print) 
         answer_timeout=args.answer_timeout, gameend_timeout=args.answer_timeout,
     )
     options = LinkOptions(
-        link=args.link, nulmodem=NulModemSettings(timeout=0.5, max_attempts=1000)
+        link=args.link, nulmodem=NulModemSettings(timeout=2.0, max_attempts=1000)
     )
     endpoint = EngineEndpoint(parse_engine_endpoint(args.endpoint), options)
     player = StrictPlayer(config)
