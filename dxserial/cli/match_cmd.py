@@ -29,10 +29,10 @@ from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
 from dxserial.game.arbiter import ArbiterSettings
-from dxserial.hosting.host import engine_endpoint, load_engines
 from dxserial.match.rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.match.runner import Match
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
+from dxserial.tournament.engines import engine_endpoint, load_engines
 from dxserial.tournament.spec import parse_opening
 from dxserial.transports.endpoints import EngineEndpoint
 

@@ -1,7 +1,7 @@
 """A game's story for a live view, typed: started, move, take-back, ended, and the table.
 
 The bridge's judge and the match both tell it with these; ``event()`` gives the JSON-ready
-dict a :data:`Watcher` takes (see :class:`dxserial.live.view.LiveView`), so the page is
+dict a :data:`Watcher` takes (the live view, in ``live/view.py``, is one), so the page is
 fed the same way by both.
 """
 

@@ -21,9 +21,8 @@ import shutil
 import socket
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from dxserial.errors import ConfigError, DxSerialError, PortError
+from dxserial.errors import DxSerialError, PortError
 from dxserial.hosting.command import HOST, KINDS, EngineCommand, launch
 from dxserial.hosting.supervisor import GiveUp, Supervisor, Wait
 from dxserial.transports.base import Port
@@ -38,10 +37,7 @@ from dxserial.transports.endpoints import (
 )
 from dxserial.transports.tcp import Endpoint
 
-if TYPE_CHECKING:
-    from dxserial.tournament.spec import EngineEntry
-
-__all__ = ["CommandEndpoint", "engine_endpoint", "instance", "load_engines"]
+__all__ = ["CommandEndpoint", "instance"]
 
 log = logging.getLogger("dxserial.hosting.host")
 
@@ -266,40 +262,4 @@ def instance(endpoint: CommandEndpoint, number: int) -> CommandEndpoint:
         workdir=workdir,
         log_path=endpoint.log_path.with_name(f"{label}.log"),
         notify=endpoint.notify,
-    )
-
-
-def load_engines(path: Path) -> dict[str, EngineEntry]:
-    """The ``[engines.NAME]`` tables of a TOML file (``dxserial match --engines``)."""
-    import tomllib
-
-    from dxserial.files import read_text
-    from dxserial.tournament.spec import engine_entry
-
-    text = read_text(path, "engines file", "give the path of a TOML file of [engines.NAME]")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    tables = data.get("engines")
-    if not isinstance(tables, dict) or not tables:
-        raise ConfigError(f"{path}: no [engines.NAME] table")
-    return {str(n): engine_entry(str(n), e, str(path), path.parent) for n, e in tables.items()}
-
-
-def engine_endpoint(
-    text: str, named: dict[str, EngineEntry], options: LinkOptions, pdn: Path
-) -> EngineEndpoint:
-    """ENDPOINT, or an engine of ``named``: a command the director runs (log in ``pdn``)."""
-    entry = named.get(text)
-    if entry is None:
-        return EngineEndpoint(parse_engine_endpoint(text), options)
-    if entry.command is None:
-        return EngineEndpoint(parse_engine_endpoint(entry.endpoint), options)
-    return CommandEndpoint(
-        entry.command,
-        options,
-        label=entry.name,
-        workdir=pdn / "engines" / entry.name,
-        log_path=pdn / f"{entry.name}.log",
     )
