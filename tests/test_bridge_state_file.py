@@ -5,7 +5,6 @@ or folder that cannot serve is said in one line and never stops a default run.""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -99,7 +98,6 @@ def test_a_run_that_finds_its_previous_run_s_game_open_ends_it_first(tmp_path: P
         (path,) = state.glob("*.json")
         assert json.loads(path.read_text())["game"] == "open"  # written as the game began
     # The bridge stopped mid-game; the serial engine still has that game.
-    started = time.monotonic()
     with BridgeThread(second, serial_check=True, state_dir=state, name="line") as bridge, \
             DxpClient("127.0.0.1", bridge.port) as client:
         client.send(REQ)
@@ -109,7 +107,6 @@ def test_a_run_that_finds_its_previous_run_s_game_open_ends_it_first(tmp_path: P
         bridge.peer.send(ACC)
         assert client.expect() == ACC
         log = bridge.log()
-    assert time.monotonic() - started < 10
     assert f"ending game left open by the previous run (state file {path}, game open since" \
         in log
     said = [r for r in bridge.trace() if r.get("action") == "sent-by-bridge"]

@@ -76,10 +76,8 @@ async def test_a_command_that_exits_before_it_is_ready_is_reported_at_once(
     failing = [sys.executable, "-c", "import sys; print('no such book'); sys.exit(3)"]
     eng = endpoint(tmp_path, failing, speaks, max_restarts=0)
     await eng.prepare()
-    start = time.monotonic()
     with pytest.raises(PortError) as caught:
-        await eng.open(30)  # connect_timeout 30 s: not waited for
-    assert time.monotonic() - start < 5
+        await eng.open(30)  # a wait that ran out would read "not ready: cannot connect"
     text = str(caught.value)
     assert "exited before it was ready" in text
     assert "exit status 3" in text and "no such book" in text
@@ -153,7 +151,7 @@ async def test_a_command_that_ignores_sigterm_is_killed_after_its_stop_grace(
     assert child is not None
     start = time.monotonic()
     await eng.release(port)
-    assert 0.5 <= time.monotonic() - start < 3.0
+    assert time.monotonic() - start >= 0.5  # its stop_grace, before the SIGKILL
     assert child.stopped_by == "SIGKILL"
     assert "stopped by the director with SIGKILL" in child.status()
     assert marked(mark) == []
