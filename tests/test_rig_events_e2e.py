@@ -24,8 +24,11 @@ def moves(bridge: Bridge) -> int:
 
 
 def tcp_engine(port: int, seed: int, *extra: str) -> Cli:
+    """A TCP initiator that waits 10 s before it sends an unanswered GAMEREQ again: a bridge
+    that first ends the serial engine's old game over NULMODEM can take longer than 1 s, and
+    the repeat is a warning (the engine's, not the bridge's) these tests count."""
     proc = Cli("engine", f"tcp://127.0.0.1:{port}", "--role", "initiator", "--depth", "1",
-               "--seed", str(seed), "--answer-timeout", "1", *extra)
+               "--seed", str(seed), "--answer-timeout", "10", *extra)
     proc.out.expect("engine ready", timeout=20)
     return proc
 
