@@ -8,18 +8,18 @@ error naming the key and the file.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError
 from dxserial.files import read_text
+from dxserial.tomltext import MAX_TOML_BYTES, parse_toml
 
 #: What a user should name instead of a file that is not a configuration file.
 CONFIG_HINT = "name a TOML file such as /etc/dxserial/NAME.toml (dxserial udev print config)"
 #: A configuration file is a few lines; more is a mistaken path (/dev/zero, a log).
-MAX_CONFIG_BYTES = 1 << 20
+MAX_CONFIG_BYTES = MAX_TOML_BYTES
 
 _KIND_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
 
@@ -45,10 +45,7 @@ def layered(
 def load_config(path: Path, schema: Mapping[str, type]) -> dict[str, Any]:
     """Read ``path`` and return its settings; ``schema`` maps each allowed key to its type."""
     text = read_text(path, "config file", CONFIG_HINT, limit=MAX_CONFIG_BYTES)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    data = parse_toml(text, str(path))
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key not in schema:

@@ -13,7 +13,6 @@ import difflib
 import math
 import os
 import re
-import tomllib
 import types
 import typing
 from collections.abc import Mapping
@@ -27,6 +26,7 @@ from dxserial.errors import ConfigError
 from dxserial.files import read_text
 from dxserial.protocol.links import NulModemSettings
 from dxserial.serve.keys import LINE, OWN, TOP
+from dxserial.tomltext import parse_toml
 from dxserial.transports.access import parse_networks
 from dxserial.transports.schemes import address, lookup
 from dxserial.transports.serial import SerialSettings
@@ -99,10 +99,7 @@ def read_rig(path: Path) -> RigSpec:
 
 
 def parse_rig(text: str, path: Path) -> RigSpec:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    data = parse_toml(text, str(path))
     allowed_top = {*TOP, "defaults", "lines"}
     for key in data:
         if key not in allowed_top:

@@ -18,15 +18,12 @@ __all__ = ["engine_endpoint", "load_engines"]
 
 def load_engines(path: Path) -> dict[str, EngineEntry]:
     """The ``[engines.NAME]`` tables of a TOML file (``dxserial match --engines``)."""
-    import tomllib
-
     from dxserial.files import read_text
+    from dxserial.tomltext import MAX_TOML_BYTES, parse_toml
 
-    text = read_text(path, "engines file", "give the path of a TOML file of [engines.NAME]")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    text = read_text(path, "engines file", "give the path of a TOML file of [engines.NAME]",
+                     limit=MAX_TOML_BYTES)
+    data = parse_toml(text, str(path))
     tables = data.get("engines")
     if not isinstance(tables, dict) or not tables:
         raise ConfigError(f"{path}: no [engines.NAME] table")

@@ -520,6 +520,8 @@ def _link(text: str) -> LinkKind:
 def load_spec(path: Path) -> TournamentSpec:
     """Read the tournament file at ``path`` (the pdn folder is relative to it)."""
     from dxserial.files import read_text
+    from dxserial.tomltext import MAX_TOML_BYTES
 
-    text = read_text(path, "tournament file", "give the path of a TOML tournament file")
+    text = read_text(path, "tournament file", "give the path of a TOML tournament file",
+                     limit=MAX_TOML_BYTES)
     return TournamentSpec.from_toml(text, source=str(path), base=path.parent)

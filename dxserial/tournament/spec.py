@@ -6,7 +6,6 @@ its engines (an endpoint or a command each) and its openings (FEN or PDN moves).
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from dxserial.hosting.command import (
     check_endpoint_text,
     parse_engine_command,
 )
+from dxserial.tomltext import parse_toml
 from dxserial.tournament.sprt import SprtConfig, parse_sprt
 from dxserial.transports.endpoints import EndpointKind, parse_engine_endpoint
 
@@ -139,11 +139,7 @@ class TournamentSpec:
         cls, text: str, *, source: str = "tournament file", base: Path | None = None
     ) -> TournamentSpec:
         """Read and check a tournament file; ``pdn`` is relative to ``base`` (the file's folder)."""
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
-        return cls.from_dict(data, source=source, base=base)
+        return cls.from_dict(parse_toml(text, source), source=source, base=base)
 
     @classmethod
     def from_dict(
