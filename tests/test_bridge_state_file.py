@@ -11,6 +11,9 @@ import pytest
 from helpers import run_in_process
 
 from dxserial.bridge.statefile import (
+    find_record,
+    legacy_state_file,
+    port_identity,
     read_record,
     record_fields,
     state_dir,
@@ -38,12 +41,114 @@ def test_the_folder_is_the_option_else_systemd_s_else_the_user_s() -> None:
     assert state_dir(None, env).source == "~/.local/state"
 
 
-def test_one_file_per_line_named_after_the_port_as_given() -> None:
+def test_one_file_per_line_named_after_the_port_s_identity(tmp_path: Path) -> None:
     folder = Path("/s")
-    assert state_file(folder, "/dev/serial/by-id/usb-FTDI_FT232R-if00-port0") == Path(
-        "/s/serial-dev-serial-by-id-usb-FTDI_FT232R-if00-port0.json")
-    assert state_file(folder, "dosbox://127.0.0.1:5000") == Path(
-        "/s/serial-dosbox-127.0.0.1-5000.json")
+    by_id = "/dev/serial/by-id/usb-FTDI_FT232R-if00-port0"
+    assert port_identity(by_id) == by_id  # the link itself, not the tty behind it
+    assert state_file(folder, port_identity(by_id)).name.startswith(
+        "serial-dev-serial-by-id-usb-FTDI_FT232R-if00-port0-")
+    assert state_file(folder, "dosbox://127.0.0.1:5000").name.startswith(
+        "serial-dosbox-127.0.0.1-5000-")
+    assert port_identity("/dev/ttyUSB0", "A10K3XYZ") == "usb-serial:A10K3XYZ"
+    # A tty is named by its by-id link where udev made one: a replug to ttyUSB3 is the same line.
+    links = tmp_path / "by-id"
+    links.mkdir()
+    tty = tmp_path / "ttyUSB3"
+    tty.write_text("")
+    (links / "usb-FTDI_X_A1-if00-port0").symlink_to(tty)
+    assert port_identity(str(tty), by_id=links) == str(links / "usb-FTDI_X_A1-if00-port0")
+    assert port_identity(str(tmp_path / "ttyUSB9"), by_id=links) == str(tmp_path / "ttyUSB9")
+
+
+#: The look-alike ports of issue #36 point 3: each pair shared one state file.
+LOOK_ALIKES = [
+    ("/a/x/y/A", "/a/x-y/A"),
+    ("ttyUSB0", "./ttyUSB0"),
+    ("/dev/serial/by-id/usb-FTDI A1-if00-port0", "/dev/serial/by-id/usb-FTDI-A1-if00-port0"),
+    ("socket://10.0.0.5:4000", "socket-10.0.0.5-4000"),
+    ("/a/" + "b" * 180 + "/one", "/a/" + "b" * 180 + "/two"),
+]
+
+
+@pytest.mark.parametrize(("one", "two"), LOOK_ALIKES)
+def test_look_alike_ports_have_files_of_their_own(
+    one: str, two: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    if one == "ttyUSB0":  # the same file by two names: one identity, one line (serve refuses)
+        assert port_identity(one) == port_identity(two) == str(tmp_path / "ttyUSB0")
+        two = "/dev/ttyUSB0"
+    folder = tmp_path / "state"
+    assert state_file(folder, port_identity(one)) != state_file(folder, port_identity(two))
+    # Line 1 leaves a game open; line 2 finds no game of its own, and its write leaves
+    # line 1's record as it was.
+    mine = find_record(folder, one, port_identity(one)).path
+    write_record(mine, record_fields(one, open=True, now=1700000000.0,
+                                     identity=port_identity(one)))
+    other = find_record(folder, two, port_identity(two))
+    assert other.record is None and other.warning is None
+    write_record(other.path, record_fields(two, open=False, now=1700000001.0,
+                                           identity=port_identity(two)))
+    found = find_record(folder, one, port_identity(one))
+    assert found.record is not None and found.record.open
+
+
+def test_a_record_of_another_port_is_ignored_with_one_warning(tmp_path: Path) -> None:
+    folder = tmp_path / "state"
+    path = state_file(folder, "memory://one")
+    write_record(path, record_fields("memory://two", open=True, now=1700000000.0,
+                                     identity="memory://two"))
+    found = find_record(folder, "memory://one", "memory://one")
+    assert found.record is None and found.path == path
+    assert found.warning == (f"state file {path} is the record of memory://two, not of "
+                             "memory://one: ignored, taken as no game open; it is replaced when "
+                             "the next game starts")
+
+
+def test_an_old_file_is_read_when_its_port_matches_and_only_then(tmp_path: Path) -> None:
+    folder = tmp_path / "state"
+    for port in ("/a/x/y/A", "/a/x-y/A"):  # once one file, "serial-a-x-y-A.json"
+        assert legacy_state_file(folder, port) == folder / "serial-a-x-y-A.json"
+    write_record(folder / "serial-a-x-y-A.json",
+                 record_fields("/a/x/y/A", open=True, now=1700000000.0))
+    mine = find_record(folder, "/a/x/y/A", port_identity("/a/x/y/A"))
+    assert mine.record is not None and mine.record.open
+    assert mine.legacy == folder / "serial-a-x-y-A.json" and mine.warning is None
+    other = find_record(folder, "/a/x-y/A", port_identity("/a/x-y/A"))
+    assert other.record is None and other.legacy is None
+    assert other.warning is not None and "is the record of /a/x/y/A, not of /a/x-y/A" in \
+        other.warning
+
+
+BAD_RECORDS = [
+    '{"version": 1, "port": "memory://bad", "game": "open", "since": 1e400}',
+    '{"version": 1, "port": "memory://bad", "game": "open", "since": NaN}',
+    '{"version": 1, "port": "memory://bad", "game": "open", "since": -Infinity}',
+    '{"version": 1, "port": "memory://bad", "game": "open", "since": 1e300}',
+    '{"version": 1, "port": "memory://bad", "game": "open", "since": "yesterday"}',
+    '{"version": 1, "port": "memory://bad", "game": "open", "since": true}',
+    '{"version": 1, "port": 7, "game": "open", "since": 1}',
+    '{"version": 1, "port": "memory://bad", "game": 1, "since": 1}',
+    '{"version": true, "port": "memory://bad", "game": "open", "since": 1}',
+    '{"version": 1, "port": "memory://bad", "game": "open", "since": 1, "identity": []}',
+    '["open"]',
+    '"open"',
+    "[" * 60000,
+    "{\"version\": 1,",
+    "\u0000garbage",
+]
+
+
+@pytest.mark.parametrize("text", BAD_RECORDS)
+def test_every_value_is_checked_one_warning_naming_the_file(text: str, tmp_path: Path) -> None:
+    folder = tmp_path / "state"
+    path = state_file(folder, "memory://bad")
+    folder.mkdir()
+    path.write_text(text)
+    found = find_record(folder, "memory://bad", "memory://bad")
+    assert found.record is None and found.warning is not None
+    assert found.warning.startswith(f"state file {path}: not a dxserial state record (")
+    assert "\n" not in found.warning
 
 
 def test_a_record_round_trips_and_a_foreign_file_is_one_line(tmp_path: Path) -> None:
@@ -113,14 +218,19 @@ def test_a_run_that_finds_its_previous_run_s_game_open_ends_it_first(tmp_path: P
     assert said[0]["raw"] == "E00" and f"state file {path}" in str(said[0]["why"])
 
 
-def test_a_foreign_state_file_is_a_warning_taken_as_no_game_and_replaced(tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", [
+    "not json", '{"version": 1, "port": "memory://foreign", "game": "open", "since": 1e400}'])
+def test_a_foreign_state_file_is_a_warning_taken_as_no_game_and_replaced(
+    text: str, tmp_path: Path
+) -> None:
     state = tmp_path / "state"
     state.mkdir()
-    path = state / "serial-memory-foreign.json"
-    path.write_text("not json")
+    path = state_file(state, "memory://foreign")
+    path.write_text(text)
     with BridgeThread(tmp_path, serial_check=True, state_dir=state, name="foreign") as bridge, \
             DxpClient("127.0.0.1", bridge.port) as client:
         client.send(REQ)
         assert bridge.peer.expect() == REQ  # no evidence: at once
-    assert "not a dxserial state record" in bridge.log()
+    warned = [line for line in bridge.log().splitlines() if "not a dxserial state record" in line]
+    assert len(warned) == 1 and f"state file {path}" in warned[0], bridge.log()
     assert json.loads(path.read_text())["game"] == "open"

@@ -116,3 +116,22 @@ def test_a_serial_number_is_found_by_id_link_or_in_sysfs(tmp_path: Path) -> None
     (sys_root / "class" / "tty" / "ttyUSB7").mkdir(parents=True)
     (sys_root / "class" / "tty" / "ttyUSB7" / "device").symlink_to(port)
     assert find_serial_number("ZZ99", dev_root=dev, sys_root=sys_root) == str(dev / "ttyUSB7")
+
+
+def test_look_alike_ports_are_two_lines_with_a_state_file_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dxserial.bridge import statefile
+    from dxserial.serve.rig import port_identity
+
+    text = ('[lines.one]\nport = "/a/x/y/A"\nlisten = "127.0.0.1:7001"\n'
+            '[lines.two]\nport = "/a/x-y/A"\nlisten = "127.0.0.1:7002"\n'
+            f'[defaults]\nstate_dir = "{tmp_path}"\n')
+    spec = parse_rig(text, tmp_path / "rig.toml")
+    files = {statefile.state_file(tmp_path, port_identity(line)) for line in spec.lines.values()}
+    assert len(files) == 2
+    # Were two lines to share one anyway, the file is refused, naming both.
+    monkeypatch.setattr(statefile, "state_file", lambda folder, identity: folder / "same.json")
+    with pytest.raises(ConfigError, match="lines 'one' and 'two' would share the state file "
+                       f"{tmp_path}/same.json: give one of them another state_dir"):
+        parse_rig(text, tmp_path / "rig.toml")

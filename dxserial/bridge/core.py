@@ -26,10 +26,10 @@ from dxserial.bridge.policy import console_blocked_by_default
 from dxserial.bridge.relay import Relay, RelaySettings
 from dxserial.bridge.settings import BridgeConfig
 from dxserial.bridge.statefile import (
-    read_record,
+    find_record,
+    port_identity,
     record_fields,
     state_dir,
-    state_file,
     write_record,
 )
 from dxserial.drive.actions import Action, Log, Remember
@@ -84,8 +84,11 @@ class Bridge:
         observer: Callable[[str, Message], None] | None = None,
         watch: Callable[[dict[str, Any]], None] | None = None,
         logger: logging.Logger | None = None,
+        identity: str | None = None,
     ) -> None:
         self.cfg = config
+        #: What names the serial line across runs (its state file's name and check).
+        self._identity = identity or port_identity(config.port)
         self._on_ready = on_ready
         #: Where this bridge logs (``dxserial serve`` gives each line a logger of its own).
         self.log = logger or log
@@ -94,6 +97,7 @@ class Bridge:
             log=self.log,
         )
         self._state_path: Path | None = None
+        self._legacy_state: Path | None = None
         self._notes: list[tuple[int, str]] = []  # said once the driver is there
         left_open = self._read_state() if config.serial_check else None
         links = {
@@ -163,7 +167,6 @@ class Bridge:
         An explicit ``state_dir`` that cannot be used is the one-line error; a default one
         is a warning (the bridge then has only the engine's own word as evidence)."""
         where = state_dir(self.cfg.state_dir, os.environ)
-        path = state_file(where.path, self.cfg.port)
         try:  # checked now that it can be written, not at the first game
             output_dir(where.path, f"state folder ({where.source})")
         except DxSerialError as exc:
@@ -172,17 +175,15 @@ class Bridge:
             self._notes.append((logging.WARNING, f"{exc}; the bridge keeps no record of the "
                                 "serial engine's game across runs (--state-dir DIR names one)"))
             return None
-        self._state_path = path
-        try:
-            record = read_record(path)
-        except DxSerialError as exc:  # a file of someone else's: replaced at the next game
-            self._notes.append((logging.WARNING, f"{exc}: taken as no game open; it is "
-                                "replaced when the next game starts"))
-            return None
+        found = find_record(where.path, self.cfg.port, self._identity)
+        self._state_path, self._legacy_state = found.path, found.legacy
+        if found.warning is not None:
+            self._notes.append((logging.WARNING, found.warning))
+        record = found.record
         if record is None or not record.open:
-            self._notes.append((logging.DEBUG, f"state file {path}: no game open"))
+            self._notes.append((logging.DEBUG, f"state file {found.path}: no game open"))
             return None
-        evidence = record.evidence(path)
+        evidence = record.evidence(found.legacy or found.path)
         self._notes.append((logging.INFO, f"{evidence}: the previous run left a game open on "
                             "the serial engine; it is ended before the next GAMEREQ reaches it"))
         return evidence
@@ -193,11 +194,15 @@ class Bridge:
             return
         is_open = action.fields.get("game") == "open"
         try:
-            write_record(self._state_path, record_fields(self.cfg.port, open=is_open,
-                                                         now=time.time()))
+            write_record(self._state_path, record_fields(
+                self.cfg.port, open=is_open, now=time.time(), identity=self._identity))
         except DxSerialError as exc:
             self._log(logging.WARNING, f"{exc} ({action.why})", "state file")
             return
+        if self._legacy_state is not None:  # this line's record under its old name: moved
+            with contextlib.suppress(OSError):
+                self._legacy_state.unlink()
+            self._legacy_state = None
         self.log.debug(
             "state file %s: %s (%s)", self._state_path, action.fields["game"], action.why
         )

@@ -9,7 +9,9 @@ per move.  Where it lives: ``--state-dir``, else ``$STATE_DIRECTORY`` (systemd's
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import re
 import time
@@ -48,9 +50,46 @@ def state_dir(explicit: Path | None, env: Mapping[str, str]) -> StateDir:
     return StateDir(Path(home) / ".local" / "state" / "dxserial", "~/.local/state")
 
 
-def state_file(folder: Path, port: str) -> Path:
-    """The state file of serial line ``port`` (named as given: /dev/serial/by-id/... is
-    the stable name of an adapter, /dev/ttyUSB0 may be another one after a replug)."""
+#: Where udev names each USB serial adapter by its serial number (stable across replugs).
+BY_ID = Path("/dev/serial/by-id")
+#: The latest wall-clock time a record may name (the end of year 9999, as ``time`` takes it).
+_LAST_SINCE = 253402300799.0
+
+
+def port_identity(port: str, serial_number: str | None = None, *, by_id: Path = BY_ID) -> str:
+    """What names one line's serial engine across runs: the adapter's USB serial number
+    where the line names it by that; a URL as given; else the by-id link of the device
+    (named, or found among ``by_id``'s links), else the path resolved (``./ttyUSB0`` from
+    the current folder, symbolic links followed)."""
+    if serial_number is not None:
+        return f"usb-serial:{serial_number}"
+    if "://" in port:
+        return port
+    named = os.path.abspath(port)
+    if os.path.dirname(named) == str(by_id):
+        return named
+    real = os.path.realpath(named)
+    try:
+        links = sorted(os.listdir(by_id))
+    except OSError:
+        links = []
+    for link in links:
+        if os.path.realpath(by_id / link) == real:
+            return str(by_id / link)
+    return real
+
+
+def state_file(folder: Path, identity: str) -> Path:
+    """The state file of the line whose port is ``identity`` (:func:`port_identity`): a
+    readable part for people and a hash of the whole identity, so no two lines share one."""
+    slug = _UNSAFE.sub("-", identity.replace("://", "-")).strip("-.")[:64] or "port"
+    digest = hashlib.sha256(identity.encode("utf-8", errors="surrogateescape")).hexdigest()
+    return folder / f"serial-{slug}-{digest[:16]}.json"
+
+
+def legacy_state_file(folder: Path, port: str) -> Path:
+    """Where dxserial 0.x kept the record (the port as given, ``/`` and ``:`` made ``-``,
+    cut at 180 characters: two ports could share it, so its ``port`` must match)."""
     name = _UNSAFE.sub("-", port.replace("://", "-")).strip("-.") or "port"
     return folder / f"serial-{name[:180]}.json"
 
@@ -62,35 +101,109 @@ class SerialRecord:
     open: bool
     since: float
     port: str
+    identity: str | None = None
 
     def evidence(self, path: Path) -> str:
         """The evidence in a few words, for the log and the trace."""
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.since))
         return f"state file {path}, game open since {when}"
 
+    def names(self, port: str, identity: str) -> bool:
+        """The record is this line's: its identity (or, in an old record, its port)."""
+        return self.identity == identity if self.identity is not None else self.port == port
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a record holds")
+
 
 def read_record(path: Path) -> SerialRecord | None:
     """The record at ``path``; ``None`` if there is none.  Raises :class:`ConfigError`
-    (one line) if the file is there but not a record this version wrote."""
+    (one line) if the file is there but not a record this version wrote: every value is
+    checked (garbage, NaN, 1e400, a wrong type), none reaches the bridge unchecked."""
     if not path.exists():
         return None
     text = read_text(path, "state file", "remove it if it is not dxserial's", limit=65536)
     try:
-        data = json.loads(text)
-        if data.get("version") != VERSION:
-            raise ValueError(f"version {data.get('version')!r}, not {VERSION}")
-        game, since, port = data["game"], float(data["since"]), str(data["port"])
-        if game not in ("open", "closed"):
-            raise ValueError(f"game {game!r} is not 'open' or 'closed'")
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ConfigError(f"state file {path}: not a dxserial state record ({exc})") from None
-    return SerialRecord(game == "open", since, port)
+        data = json.loads(text, parse_constant=_no_constant)
+        return _record(data)
+    except (ValueError, RecursionError) as exc:
+        problem = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+        raise ConfigError(f"state file {path}: not a dxserial state record ({problem})") from None
 
 
-def record_fields(port: str, *, open: bool, now: float) -> dict[str, Any]:
+def _record(data: Any) -> SerialRecord:
+    if not isinstance(data, dict):
+        raise ValueError(f"a JSON {type(data).__name__}, not an object")
+    version = data.get("version")
+    if type(version) is not int or version != VERSION:
+        raise ValueError(f"version {version!r}, not {VERSION}")
+    game, since, port = data.get("game"), data.get("since"), data.get("port")
+    identity = data.get("identity")
+    if game not in ("open", "closed"):
+        raise ValueError(f"game {game!r} is not 'open' or 'closed'")
+    if isinstance(since, bool) or not isinstance(since, int | float) or not (
+        math.isfinite(since) and 0 <= since <= _LAST_SINCE
+    ):
+        raise ValueError(f"since {since!r} is not a time")
+    if not isinstance(port, str) or not port or len(port) > 4096:
+        raise ValueError(f"port {port!r} is not a port")
+    if identity is not None and (not isinstance(identity, str) or len(identity) > 4096):
+        raise ValueError(f"identity {identity!r} is not a port's")
+    return SerialRecord(game == "open", float(since), port, identity)
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a line finds in its state folder: the file it writes, the record that is its
+    own (None: no game open known), one line to log about it, and an old file to remove
+    once the new one is written."""
+
+    path: Path
+    record: SerialRecord | None
+    warning: str | None = None
+    legacy: Path | None = None
+
+
+def find_record(folder: Path, port: str, identity: str) -> Found:
+    """This line's record in ``folder``: its own file, else (none yet) the file an older
+    dxserial wrote, if that record is this port's.  A file that is not a record, or a
+    record of another port, is one warning and no game open; the next write replaces it."""
+    path = state_file(folder, identity)
+    legacy: Path | None = None
+    where = path
+    if not path.exists():
+        old = legacy_state_file(folder, port)
+        if not old.exists():
+            return Found(path, None)
+        where = legacy = old
+    try:
+        record = read_record(where)
+    except ConfigError as exc:
+        return Found(path, None, f"{exc}: taken as no game open; it is replaced when the "
+                     "next game starts", legacy)
+    assert record is not None
+    if not record.names(port, identity):
+        other = record.identity or record.port
+        if legacy is not None:  # an old file another port shares: it stays, it is not ours
+            return Found(path, None, f"state file {where} is the record of {other}, not of "
+                         f"{port}: ignored (this line keeps its own, {path.name})")
+        return Found(path, None, f"state file {where} is the record of {other}, not of "
+                     f"{identity}: ignored, taken as no game open; it is replaced when the next "
+                     "game starts")
+    return Found(path, record, None, legacy)
+
+
+def record_fields(
+    port: str, *, open: bool, now: float, identity: str | None = None
+) -> dict[str, Any]:
     """The fields of a record (the relay's :class:`~dxserial.drive.actions.Remember`)."""
-    return {"version": VERSION, "port": port, "game": "open" if open else "closed",
-            "since": round(now, 3), "pid": os.getpid()}
+    fields: dict[str, Any] = {"version": VERSION, "port": port,
+                              "game": "open" if open else "closed",
+                              "since": round(now, 3), "pid": os.getpid()}
+    if identity is not None:
+        fields["identity"] = identity
+    return fields
 
 
 def write_record(path: Path, fields: Mapping[str, Any]) -> None:
@@ -99,6 +212,6 @@ def write_record(path: Path, fields: Mapping[str, Any]) -> None:
 
 
 __all__ = [
-    "VERSION", "SerialRecord", "StateDir", "read_record", "record_fields", "state_dir",
-    "state_file", "write_record",
+    "BY_ID", "VERSION", "Found", "SerialRecord", "StateDir", "find_record", "legacy_state_file",
+    "port_identity", "read_record", "record_fields", "state_dir", "state_file", "write_record",
 ]

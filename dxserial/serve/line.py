@@ -20,6 +20,7 @@ from typing import Any
 
 from dxserial.bridge.core import Bridge
 from dxserial.bridge.judge import SERIAL
+from dxserial.bridge.statefile import port_identity
 from dxserial.errors import DxSerialError
 from dxserial.files import output_dir
 from dxserial.game.trace import TraceWriter
@@ -147,6 +148,7 @@ class LineRunner:
                 config, trace=writer, on_ready=self._ready, logger=self.log,
                 observer=self._observed,  # the status's engines and games: no board work
                 watch=self._watch_news if self._watch is not None else None,
+                identity=port_identity(port, spec.serial_number),
             )
             self.starts += 1
             follow = None

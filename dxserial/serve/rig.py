@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
+from dxserial.bridge import statefile
 from dxserial.bridge.settings import BridgeConfig
 from dxserial.config import MAX_CONFIG_BYTES
 from dxserial.errors import ConfigError
@@ -286,11 +287,9 @@ def _convert(key: str, value: Any, hint: Any, base: Path) -> Any:
 
 
 def port_identity(line: LineSpec) -> str:
-    """What two lines must not share: the device behind a path, a serial number, a URL."""
-    if line.serial_number is not None:
-        return f"usb serial {line.serial_number}"
-    port = line.config.port
-    return port if "://" in port else os.path.realpath(port)
+    """What two lines must not share: the device behind a path (its by-id link where udev
+    gives one), a serial number, a URL; it names the line's state file too."""
+    return statefile.port_identity(line.config.port, line.serial_number)
 
 
 _WILDCARDS = {"0.0.0.0", "::", ""}
@@ -311,6 +310,7 @@ def _check_distinct(path: Path, lines: dict[str, LineSpec]) -> None:
             raise ConfigError(f"{path}: lines '{seen[ident]}' and '{line.name}' both name the "
                               f"port {line.where}: one line per port")
         seen[ident] = line.name
+    _check_state_files(path, lines)
     items = list(lines.values())
     for i, one in enumerate(items):
         for other in items[i + 1:]:
@@ -327,6 +327,20 @@ def _check_distinct(path: Path, lines: dict[str, LineSpec]) -> None:
                 raise ConfigError(f"{path}: lines '{one.name}' and '{other.name}' both trace "
                                   f"to {one.trace}: one trace file per line ({{line}} in the "
                                   "path names it)")
+
+
+def _check_state_files(path: Path, lines: dict[str, LineSpec]) -> None:
+    """Two lines must never read one state file: each would end the other's game."""
+    seen: dict[Path, str] = {}
+    for line in lines.values():
+        if not line.config.serial_check:
+            continue
+        folder = statefile.state_dir(line.config.state_dir, os.environ).path
+        where = statefile.state_file(folder, port_identity(line))
+        if where in seen:
+            raise ConfigError(f"{path}: lines '{seen[where]}' and '{line.name}' would share the "
+                              f"state file {where}: give one of them another state_dir")
+        seen[where] = line.name
 
 
 __all__ = ["LINE_NAME", "NESTED", "LineSpec", "RigSpec", "line_keys", "line_spec",
