@@ -20,19 +20,26 @@ class RigPage:
 
     def __init__(self, view: WebView) -> None:
         self.view = view
+        #: (line, the line's own number) -> the page's number, for the line's running bridge.
         self._numbers: dict[tuple[str, int], int] = {}
+        self._last = 0  # the page's numbers are never given twice
         self._table: list[str] = []
 
     def publish(self, line: str, event: dict[str, Any]) -> None:
-        """A line's game news, its game numbers made unique across the rig."""
+        """A line's game news, its game numbers made unique across the rig.
+
+        A line's bridge numbers its games from 1, and a restarted bridge (a reload that
+        changed the line, a port that came back) starts again: each new game takes the
+        page's next number, never an earlier game's."""
         number = event.get("number")
         if not isinstance(number, int):
             return
         key = (line, number)
-        if key not in self._numbers:
-            if event.get("kind") != "game":
-                return
-            self._numbers[key] = len(self._numbers) + 1
+        if event.get("kind") == "game":
+            self._last += 1
+            self._numbers[key] = self._last
+        elif key not in self._numbers:
+            return
         out = {**event, "number": self._numbers[key]}
         if event.get("kind") == "game":
             out["white"] = f"[{line}] {event.get('white', '?')}"
