@@ -124,7 +124,10 @@ async def _serve(spec: object, web: str | None) -> None:
         view = await start_web(web, list(spec.web_allow), _say, f"dxserial serve {spec.path}")
         page = RigPage(view)
     daemon = Daemon(spec, watch=page.publish if page is not None else None)
-    where = socket_path(spec)
+    found = socket_path(spec, create=True)
+    where = found.path
+    if found.note is not None:
+        logging.getLogger("dxserial.serve").warning("%s", found.note)
     server = await serve_status(where, daemon.status)
     loop = asyncio.get_running_loop()
     reloads: set[asyncio.Task[str]] = set()

@@ -4,6 +4,8 @@ A client connects and reads one JSON document (:meth:`Daemon.status`); it sends 
 so there is nothing a client can say that the daemon must parse.  The socket lives in the
 runtime folder (systemd's ``$RUNTIME_DIRECTORY``, else ``$XDG_RUNTIME_DIR/dxserial``, else
 ``/tmp/dxserial-UID``), named after the rig file, unless the file's ``status`` key names it.
+That folder must be the user's own and private (docs/serve.md): a client must not read rows
+another user forged, nor a daemon be kept from starting by a folder someone else made.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import contextlib
 import json
 import os
 import socket
+import stat
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,29 +29,117 @@ from dxserial.serve.rig import RigSpec
 MAX_STATUS_BYTES = 1 << 22
 
 
-def runtime_dir(env: Mapping[str, str] = os.environ) -> Path:
-    """Where the status socket goes when the rig file does not say."""
+def named_runtime_dir(env: Mapping[str, str] = os.environ, uid: int | None = None) -> Path:
+    """The runtime folder the environment names (checked by :func:`runtime_dir`)."""
     if env.get("RUNTIME_DIRECTORY"):
         return Path(env["RUNTIME_DIRECTORY"].split(":")[0])
     if env.get("XDG_RUNTIME_DIR"):
         return Path(env["XDG_RUNTIME_DIR"]) / "dxserial"
-    return Path(f"/tmp/dxserial-{os.getuid()}")
+    return shared_tmp_dir(uid)
+
+
+def shared_tmp_dir(uid: int | None = None) -> Path:
+    """``/tmp/dxserial-UID``: a name any local user could take first."""
+    return Path(f"/tmp/dxserial-{os.getuid() if uid is None else uid}")
+
+
+def fallback_dir(env: Mapping[str, str]) -> Path:
+    """Where the socket goes when ``/tmp/dxserial-UID`` is someone else's: the home's."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    return Path(home) / ".local" / "state" / "dxserial" / "run"
+
+
+@dataclass(frozen=True)
+class RuntimeDir:
+    """The runtime folder, checked: the user's own and private; ``note``: one line to say."""
+
+    path: Path
+    note: str | None = None
+
+
+def runtime_dir(
+    env: Mapping[str, str] = os.environ, *, uid: int | None = None, create: bool = False
+) -> RuntimeDir:
+    """Where the status socket goes when the rig file does not say, checked: a folder (not
+    a symbolic link) owned by this user that nobody else may use.  ``create``: the daemon,
+    which makes it (mode 0700) and tightens a folder of its own that others may read or
+    write; a client only checks.  ``/tmp/dxserial-UID`` that is another user's falls back
+    to ~/.local/state/dxserial/run (said in ``note``); any other folder is refused."""
+    uid = os.getuid() if uid is None else uid
+    named = named_runtime_dir(env, uid)
+    problem, note = _private(named, uid, create)
+    if problem is None:
+        return RuntimeDir(named, note)
+    if named != shared_tmp_dir(uid):
+        raise ConfigError(f"runtime folder {named} {problem}: it must be this user's own folder, "
+                          "mode 0700 (or name the socket with 'status' in the rig file)")
+    other = fallback_dir(env)
+    again, _ = _private(other, uid, create, parents=True)
+    if again is not None:
+        raise ConfigError(f"runtime folder {named} {problem}, and {other} {again}: name the "
+                          "socket with 'status' in the rig file, or set XDG_RUNTIME_DIR")
+    return RuntimeDir(other, f"runtime folder {named} {problem}: not used (another user may "
+                      f"have made it); the status socket is in {other}")
+
+
+def _private(
+    folder: Path, uid: int, create: bool, *, parents: bool = False
+) -> tuple[str | None, str | None]:
+    """(what is wrong with ``folder``, None if nothing; a note on what was mended)."""
+    if create:
+        try:
+            if parents:
+                folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            return f"cannot be made ({exc.strerror or exc})", None
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return None, None  # a client: no daemon made it, so none answers there
+    except OSError as exc:
+        return f"cannot be checked ({exc.strerror or exc})", None
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link", None
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a folder", None
+    if info.st_uid != uid:
+        return f"belongs to uid {info.st_uid}, not to uid {uid}", None
+    loose = stat.S_IMODE(info.st_mode) & 0o077
+    if not loose:
+        return None, None
+    if create:
+        try:
+            os.chmod(folder, 0o700, follow_symlinks=False)
+        except OSError as exc:
+            return f"has mode {stat.S_IMODE(info.st_mode):04o} ({exc.strerror or exc})", None
+        return None, (f"runtime folder {folder} had mode {stat.S_IMODE(info.st_mode):04o}: "
+                      "made 0700 (the user's own)")
+    if loose & 0o022:
+        return f"has mode {stat.S_IMODE(info.st_mode):04o} (others may write in it)", None
+    return None, None
 
 
 #: Where systemd puts the serve unit's runtime folder (RuntimeDirectory=dxserial).
 SYSTEM_RUNTIME = Path("/run/dxserial")
 
 
-def socket_path(spec: RigSpec, env: Mapping[str, str] = os.environ) -> Path:
-    """The status socket the daemon of ``spec`` opens."""
+def socket_path(
+    spec: RigSpec, env: Mapping[str, str] = os.environ, *, create: bool = False
+) -> RuntimeDir:
+    """The status socket the daemon of ``spec`` opens (``create``: the daemon, which makes
+    its folder), and one line to say about its folder, if any."""
     if spec.status is not None:
-        return spec.status
-    return runtime_dir(env) / f"serve-{spec.path.stem}.sock"
+        return RuntimeDir(spec.status)
+    folder = runtime_dir(env, create=create)
+    return RuntimeDir(folder.path / f"serve-{spec.path.stem}.sock", folder.note)
 
 
 def find_socket(spec: RigSpec, env: Mapping[str, str] = os.environ) -> Path:
     """The status socket a client asks: the daemon's, whether systemd or a shell started it."""
-    mine = socket_path(spec, env)
+    mine = socket_path(spec, env).path
     if spec.status is not None or mine.exists():
         return mine
     system = SYSTEM_RUNTIME / mine.name
@@ -155,6 +247,7 @@ def render(status: dict[str, Any], *, width: int = 44) -> str:
 
 
 __all__ = [
+    "RuntimeDir",
     "find_socket",
     "read_status",
     "render",
