@@ -1,6 +1,10 @@
 """An engine process the director started: under a keeper, in its own process group, its
 output to a log file, its console a pipe the director holds open and never writes.
 
+The output comes to the director through a pipe and goes to the log (mode 0600, like PDN and
+trace) through :class:`CappedLog`: a chatty engine's log keeps its last part, never more than
+:data:`LOG_LIMIT` bytes, and says what it dropped (docs/engines-as-commands.md).
+
 The command runs under :mod:`dxserial.transports.keeper` (a child subreaper that dies with the
 director and takes the command's whole tree with it), in a new process group led by the
 keeper, so that stopping it reaches everything it started (DOSBox, a shell wrapper):
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -25,7 +30,62 @@ from pathlib import Path
 
 from dxserial.errors import PortError
 
-__all__ = ["Child", "Group", "describe_status", "kill_leftover", "start_time"]
+__all__ = ["LOG_LIMIT", "CappedLog", "Child", "Group", "describe_status", "kill_leftover",
+           "start_time"]
+
+log = logging.getLogger("dxserial.hosting")
+
+#: The most an engine's log file holds; past it the older part goes, the tail stays.
+LOG_LIMIT = 8 << 20
+#: How long the output of an engine that has exited may take to reach its log.
+_PUMP_GRACE = 2.0
+
+
+class CappedLog:
+    """A log file that is appended to and never grows past ``limit`` bytes: when it would,
+    it keeps its last ``limit // 2`` bytes (from a line's start), headed by a line that says
+    how much was dropped.  Created with mode 0600; an older file is made 0600 too."""
+
+    def __init__(self, path: Path, limit: int = LOG_LIMIT) -> None:
+        self.path = path
+        self.limit = limit
+        self.dropped = 0  # bytes of output dropped so far
+        self._head = 0  # the length of the line that says so, at the top of the file
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        with contextlib.suppress(OSError):
+            os.fchmod(self._fd, 0o600)
+        self.size = os.fstat(self._fd).st_size
+        if self.size > limit:
+            self._cut()
+
+    def write(self, data: bytes) -> bool:
+        """Append ``data``; True when the file was cut to its tail by this write."""
+        if self._fd < 0:
+            return False
+        os.write(self._fd, data)
+        self.size += len(data)
+        if self.size <= self.limit:
+            return False
+        self._cut()
+        return True
+
+    def _cut(self) -> None:
+        keep = self.limit // 2
+        tail = os.pread(self._fd, keep, max(0, self.size - keep))
+        start = tail.find(b"\n") + 1 if b"\n" in tail[:-1] else 0
+        tail = tail[start:]
+        self.dropped += max(0, self.size - len(tail) - self._head)  # output, not our line
+        head = (f"--- dxserial: this log passed {self.limit} bytes: the first {self.dropped} "
+                f"bytes of output were dropped, the last {len(tail)} kept\n").encode()
+        os.ftruncate(self._fd, 0)
+        os.write(self._fd, head + tail)
+        self.size = len(head) + len(tail)
+        self._head = len(head)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 #: The keeper's script (see :mod:`dxserial.transports.keeper`).
 KEEPER = Path(__file__).with_name("keeper.py")
@@ -47,12 +107,46 @@ def describe_status(code: int | None) -> str:
 class Child:
     """One run of an engine command."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, log: Path, grace: float = 3.0) -> None:
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        log: Path,
+        grace: float = 3.0,
+        output: CappedLog | None = None,
+    ) -> None:
         self.proc = proc
         self.log = log
         self.grace = grace
         self.stopped_by: str | None = None  # "SIGTERM" / "SIGKILL" when we stopped it
         self.group = Group.of(proc.pid)
+        self._output = output
+        self._pump: asyncio.Task[None] | None = None
+        if output is not None and proc.stdout is not None:
+            self._pump = asyncio.ensure_future(self._copy(proc.stdout, output))
+
+    async def _copy(self, pipe: asyncio.StreamReader, out: CappedLog) -> None:
+        """The command's output into its log, capped (said once in the director's log)."""
+        said = False
+        try:
+            while chunk := await pipe.read(65536):
+                if out.write(chunk) and not said:
+                    said = True
+                    log.warning("engine log %s passed %d bytes: its older output is dropped, "
+                                "the last part kept (said at the top of the file)",
+                                out.path, out.limit)
+        except OSError as exc:
+            log.warning("engine log %s: cannot write: %s", out.path, exc.strerror or exc)
+        finally:
+            out.close()
+
+    async def _drained(self) -> None:
+        """The output written (what is left of it after the command exited), bounded."""
+        if self._pump is None:
+            return
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(self._pump), _PUMP_GRACE)
+        if not self._pump.done():
+            self._pump.cancel()
 
     @classmethod
     async def start(
@@ -63,6 +157,7 @@ class Child:
         env: Mapping[str, str],
         log: Path,
         grace: float = 3.0,
+        log_limit: int = LOG_LIMIT,
     ) -> Child:
         """Start ``argv`` in ``cwd`` under a keeper; stdout and stderr appended to ``log``.
 
@@ -72,24 +167,28 @@ class Child:
         # A script of the standard library only, run isolated: nothing of the command's
         # environment (PYTHONPATH, a checkout not installed) changes how it starts.
         keeper = (sys.executable, "-I", "-S", str(KEEPER), str(os.getpid()), f"{grace:g}", "--")
-        with open(log, "ab") as out:
+        try:
+            out = CappedLog(log, log_limit)
+        except OSError as exc:
+            raise PortError(f"cannot write the engine's log {log}: {exc.strerror or exc}") \
+                from None
+        try:
             out.write(f"--- dxserial: starting {' '.join(argv)} (in {cwd})\n".encode())
-            out.flush()
-            try:
-                _check_runnable(argv[0], cwd, env)
-                proc = await asyncio.create_subprocess_exec(
-                    *keeper,
-                    *argv,
-                    cwd=cwd,
-                    env=dict(env),
-                    stdin=asyncio.subprocess.PIPE,  # held open, never written
-                    stdout=out,
-                    stderr=asyncio.subprocess.STDOUT,
-                    preexec_fn=_new_group,  # uvloop takes no process_group=
-                )
-            except OSError as exc:
-                raise PortError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
-        return cls(proc, log, grace)
+            _check_runnable(argv[0], cwd, env)
+            proc = await asyncio.create_subprocess_exec(
+                *keeper,
+                *argv,
+                cwd=cwd,
+                env=dict(env),
+                stdin=asyncio.subprocess.PIPE,  # held open, never written
+                stdout=asyncio.subprocess.PIPE,  # to the log, capped
+                stderr=asyncio.subprocess.STDOUT,
+                preexec_fn=_new_group,  # uvloop takes no process_group=
+            )
+        except OSError as exc:
+            out.close()
+            raise PortError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        return cls(proc, log, grace, out)
 
     @property
     def pid(self) -> int:
@@ -105,7 +204,9 @@ class Child:
         return describe_status(self.returncode)
 
     async def wait(self) -> int:
-        return await self.proc.wait()
+        code = await self.proc.wait()
+        await self._drained()
+        return code
 
     async def stop(self) -> None:
         """SIGTERM to the keeper, which passes it on and sends SIGKILL after the grace;
@@ -124,6 +225,7 @@ class Child:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         await self.proc.wait()
+        await self._drained()
         if self.proc.stdin is not None:
             self.proc.stdin.close()
 
