@@ -24,25 +24,47 @@ from dxserial.transports.access import IPNetwork, allowed, parse_networks
 from dxserial.transports.schemes import address as web_address
 from dxserial.transports.tcp import format_address, listen_problem, parse_endpoint
 
-__all__ = ["WebView", "start_web"]
+__all__ = ["HEARTBEAT", "MAX_CLIENTS", "WRITE_TIMEOUT", "WebView", "start_web"]
 
 log = logging.getLogger("dxserial.live.web")
 
 #: Updates a slow browser may fall behind by before it is dropped (it reconnects and gets
 #: a fresh snapshot: EventSource does that by itself).
 _BACKLOG = 1000
+#: Pages following the events at once; one more is refused (HTTP 503) until one leaves.
+MAX_CLIENTS = 32
+#: Seconds one update may take to be written to a page before that page is dropped: a
+#: client that reads nothing must not hold its slot, its buffers and its backlog for ever.
+WRITE_TIMEOUT = 10.0
+#: Seconds without an update after which a page gets a comment line: a page that left is
+#: found out (its slot freed) even while nothing happens.
+HEARTBEAT = 15.0
 
 
 class WebView:
     """The running server: :meth:`publish` takes match/tournament events."""
 
-    def __init__(self, live: LiveView, networks: tuple[IPNetwork, ...]) -> None:
+    def __init__(
+        self,
+        live: LiveView,
+        networks: tuple[IPNetwork, ...],
+        *,
+        max_clients: int = MAX_CLIENTS,
+        write_timeout: float = WRITE_TIMEOUT,
+        heartbeat: float = HEARTBEAT,
+    ) -> None:
         self.live = live
+        self.heartbeat = heartbeat
         self.networks = networks
+        self.max_clients = max_clients
+        self.write_timeout = write_timeout
         self._clients: set[asyncio.Queue[dict[str, Any] | None]] = set()
         self._streams: set[asyncio.Event] = set()
         self._runner: Any = None
         self.address = ""
+        self.refused = 0  # pages refused for want of a slot
+        self.dropped = 0  # pages dropped: too slow, or reading nothing
+        self._full = False  # the cap is reached (said once until a slot is free again)
 
     def publish(self, event: dict[str, Any]) -> None:
         update = self.live.apply(event)
@@ -51,10 +73,12 @@ class WebView:
         for queue in list(self._clients):
             try:
                 queue.put_nowait(update)
-            except asyncio.QueueFull:
+            except asyncio.QueueFull:  # too far behind: its backlog goes, its stream ends
                 self._clients.discard(queue)
-                with contextlib.suppress(asyncio.QueueFull):
-                    queue.put_nowait(None)
+                self.dropped += 1
+                while not queue.empty():
+                    queue.get_nowait()
+                queue.put_nowait(None)
 
     async def close(self) -> None:
         """Tell the pages the event is over (they stop reconnecting), then stop serving."""
@@ -82,33 +106,70 @@ class WebView:
 
         return web.json_response(self.live.snapshot())
 
+    def _refuse(self, request: Any) -> Any:
+        """A page past the cap: 503 and why, in words (said in the log once per spell)."""
+        from aiohttp import web
+
+        self.refused += 1
+        if not self._full:
+            self._full = True
+            log.warning("web view: %d page(s) follow the events, the most it serves: %s and "
+                        "any more are refused (HTTP 503) until one leaves", self.max_clients,
+                        request.remote or "a client")
+        return web.Response(
+            status=503, headers={"Retry-After": "30"},
+            text=f"too many viewers: this live view serves {self.max_clients} page(s) at once; "
+            "try again later\n",
+        )
+
     async def _events(self, request: Any) -> Any:
         from aiohttp import web
 
+        if len(self._streams) >= self.max_clients:
+            return self._refuse(request)
+        done = asyncio.Event()
+        self._streams.add(done)  # the slot is taken before the first await
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(_BACKLOG)
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
-        await response.prepare(request)
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(_BACKLOG)
-        self._clients.add(queue)
-        done = asyncio.Event()
-        self._streams.add(done)
         try:
+            await response.prepare(request)
+            self._clients.add(queue)
             update: dict[str, Any] | None = self.live.snapshot()
             while update is not None:
-                await response.write(f"data: {json.dumps(update)}\n\n".encode())
-                update = await queue.get()
-        except (ConnectionResetError, asyncio.CancelledError):
+                data = f"data: {json.dumps(update)}\n\n".encode() if update else b":\n\n"
+                await asyncio.wait_for(response.write(data), self.write_timeout)
+                try:
+                    update = await asyncio.wait_for(queue.get(), self.heartbeat)
+                except TimeoutError:
+                    update = {}  # nothing new: a comment line, which the page ignores
+        except TimeoutError:  # it reads nothing: its slot and buffers are freed
+            self.dropped += 1
+            log.info("web view: dropped %s: an update waited %g s to be written to it",
+                     request.remote or "a client", self.write_timeout)
+            if request.transport is not None:
+                request.transport.abort()
+        except (ConnectionError, asyncio.CancelledError):  # it left (reset, or lost)
             pass
         finally:
             self._clients.discard(queue)
             self._streams.discard(done)
             done.set()
+            if len(self._streams) < self.max_clients:
+                self._full = False
         return response
 
 
 async def start_web(
-    address: str, allow: list[str], say: Callable[[str], None], title: str = "dxserial"
+    address: str,
+    allow: list[str],
+    say: Callable[[str], None],
+    title: str = "dxserial",
+    *,
+    max_clients: int = MAX_CLIENTS,
+    write_timeout: float = WRITE_TIMEOUT,
+    heartbeat: float = HEARTBEAT,
 ) -> WebView:
     """Serve the live view at ``address`` (``HOST:PORT``; a bare port is on 127.0.0.1)."""
     try:
@@ -116,7 +177,8 @@ async def start_web(
     except ImportError:
         raise ConfigError("--web needs aiohttp: pip install 'dxserial[web]'") from None
     host, port = parse_endpoint(web_address(address, "--web", ("http",)), default_port=8080)
-    view = WebView(LiveView(title), parse_networks(allow))
+    view = WebView(LiveView(title), parse_networks(allow), max_clients=max_clients,
+                   write_timeout=write_timeout, heartbeat=heartbeat)
 
     def guarded(handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
         async def guard(request: Any) -> Any:
@@ -412,7 +474,12 @@ function showTable(table) {
 
 const source = new EventSource("events");
 source.onopen = () => { document.getElementById("status").textContent = "live"; };
-source.onerror = () => { document.getElementById("status").textContent = "reconnecting..."; };
+source.onerror = () => {
+  // A refusal (HTTP 503: too many viewers) closes the source for good; a lost stream retries.
+  document.getElementById("status").textContent = source.readyState === EventSource.CLOSED
+    ? "not connected: the server refused this page (too many viewers?); reload to try again"
+    : "reconnecting...";
+};
 source.onmessage = (e) => {
   const u = JSON.parse(e.data);
   if (u.type === "snapshot") {
