@@ -35,6 +35,7 @@ from dxserial.transports.endpoints import (
     LinkOptions,
     parse_engine_endpoint,
 )
+from dxserial.transports.leftovers import MARK, this_run
 from dxserial.transports.tcp import Endpoint
 
 __all__ = ["CommandEndpoint", "instance"]
@@ -188,7 +189,8 @@ class CommandEndpoint(EngineEndpoint):
         self._layer1 = plan.link
         if plan.endpoint.startswith("tcp://") or plan.endpoint.startswith("dosbox://"):
             self.spec = parse_engine_endpoint(plan.endpoint)
-        env = {**os.environ, **plan.env, **self.cmd.env}
+        # The run's mark: what a later director sweeps if this one and the keeper are killed.
+        env = {**os.environ, **plan.env, **self.cmd.env, MARK: this_run()}
         try:
             self.child = await Child.start(
                 plan.argv, cwd=cwd, env=env, log=self.log_path, grace=self.cmd.stop_grace
