@@ -74,22 +74,24 @@ LOOK_ALIKES = [
 def test_look_alike_ports_have_files_of_their_own(
     one: str, two: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    if one == "ttyUSB0":  # the same file by two names: one identity, one line (serve refuses)
-        assert port_identity(one) == port_identity(two) == str(tmp_path / "ttyUSB0")
-        two = "/dev/ttyUSB0"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    first = port_identity(one)
+    assert port_identity("./" + one if "/" not in one else one) == first  # one file, one name
+    monkeypatch.chdir(tmp_path / "b")  # a relative name is another file in another folder
+    second = port_identity(two)
     folder = tmp_path / "state"
-    assert state_file(folder, port_identity(one)) != state_file(folder, port_identity(two))
+    assert first != second
+    assert state_file(folder, first) != state_file(folder, second)
     # Line 1 leaves a game open; line 2 finds no game of its own, and its write leaves
     # line 1's record as it was.
-    mine = find_record(folder, one, port_identity(one)).path
-    write_record(mine, record_fields(one, open=True, now=1700000000.0,
-                                     identity=port_identity(one)))
-    other = find_record(folder, two, port_identity(two))
+    mine = find_record(folder, one, first).path
+    write_record(mine, record_fields(one, open=True, now=1700000000.0, identity=first))
+    other = find_record(folder, two, second)
     assert other.record is None and other.warning is None
-    write_record(other.path, record_fields(two, open=False, now=1700000001.0,
-                                           identity=port_identity(two)))
-    found = find_record(folder, one, port_identity(one))
+    write_record(other.path, record_fields(two, open=False, now=1700000001.0, identity=second))
+    found = find_record(folder, one, first)
     assert found.record is not None and found.record.open
 
 

@@ -175,7 +175,13 @@ class Bridge:
             self._notes.append((logging.WARNING, f"{exc}; the bridge keeps no record of the "
                                 "serial engine's game across runs (--state-dir DIR names one)"))
             return None
-        found = find_record(where.path, self.cfg.port, self._identity)
+        try:
+            found = find_record(where.path, self.cfg.port, self._identity)
+        except OSError as exc:  # the folder unreadable: as if it could not be made
+            self._notes.append((logging.WARNING, f"state folder {where.path}: cannot be read "
+                                f"({exc.strerror or exc}); the bridge keeps no record of the "
+                                "serial engine's game across runs"))
+            return None
         self._state_path, self._legacy_state = found.path, found.legacy
         if found.warning is not None:
             self._notes.append((logging.WARNING, found.warning))
