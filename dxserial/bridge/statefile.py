@@ -5,6 +5,8 @@ can only know it from this record, so it is the evidence on which that run ends 
 (docs/bridge.md).  It is written atomically when a game starts and when it ends, never
 per move.  Where it lives: ``--state-dir``, else ``$STATE_DIRECTORY`` (systemd's
 ``StateDirectory=``), else ``$XDG_STATE_HOME/dxserial``, else ``~/.local/state/dxserial``.
+Its name comes from the port's identity (:func:`port_identity`) and a hash of it, so no two
+lines share one; what is in it is checked on read, all of it (docs/bridge.md).
 """
 
 from __future__ import annotations
