@@ -466,3 +466,34 @@ def test_a_changed_line_restarts_with_its_new_settings_and_only_it(tmp_path: Pat
             assert (await rig.play("changed")).code == 0
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(("since", "why"), [
+    ("1e400", "since inf is not a time"), ("NaN", "NaN is not a number a record holds")])
+def test_a_bad_state_file_is_one_warning_and_the_line_plays(
+    tmp_path: Path, since: str, why: str
+) -> None:
+    """Was: an OverflowError (1e400) or ValueError (NaN) traceback every 5 s, for ever."""
+    import json
+    import os
+
+    from dxserial.bridge.statefile import state_dir, state_file
+
+    path = state_file(state_dir(None, os.environ).path, "memory://bad")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'{{"version": 1, "port": "memory://bad", "game": "open", "since": {since}}}')
+
+    async def main() -> Lab:
+        async with lab(tmp_path, ["bad"]) as rig:
+            result = await rig.play("bad", moves=4)
+            assert result.code == 0
+            assert rig.daemon.lines["bad"].starts == 1  # no restart
+            return rig
+
+    rig = asyncio.run(main())
+    warned = [r.getMessage() for r in rig.records if r.levelno >= logging.WARNING]
+    assert [w for w in warned if str(path) in w] == [
+        f"state file {path}: not a dxserial state record ({why}): taken as no game open; it is "
+        "replaced when the next game starts"]
+    assert not [r for r in rig.records if r.exc_info], "a traceback was logged"
+    assert json.loads(path.read_text())["game"] in ("open", "closed")  # replaced by the bridge
