@@ -220,6 +220,7 @@ def test_a_run_that_finds_its_previous_run_s_game_open_ends_it_first(tmp_path: P
     assert said[0]["raw"] == "E00" and f"state file {path}" in str(said[0]["why"])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("text", [
     "not json", '{"version": 1, "port": "memory://foreign", "game": "open", "since": 1e400}'])
 def test_a_foreign_state_file_is_a_warning_taken_as_no_game_and_replaced(

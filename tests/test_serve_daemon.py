@@ -468,6 +468,7 @@ def test_a_changed_line_restarts_with_its_new_settings_and_only_it(tmp_path: Pat
     asyncio.run(main())
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("since", "why"), [
     ("1e400", "since inf is not a time"), ("NaN", "NaN is not a number a record holds")])
 def test_a_bad_state_file_is_one_warning_and_the_line_plays(
