@@ -15,11 +15,14 @@ from dxserial.live.web import MAX_CLIENTS, WebView, start_web
 pytestmark = pytest.mark.e2e
 
 
-async def follow(view: WebView) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
+async def follow(
+    view: WebView, keep: bool = False
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
     """A page asking for the events; what it got first (its headers)."""
     host, port = view.address.removeprefix("http://").rstrip("/").rsplit(":", 1)
     reader, writer = await asyncio.open_connection(host, int(port))
-    writer.write(b"GET /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    connection = b"keep-alive" if keep else b"close"
+    writer.write(b"GET /events HTTP/1.1\r\nHost: x\r\nConnection: " + connection + b"\r\n\r\n")
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
     return reader, writer, head
 
@@ -35,9 +38,9 @@ async def test_one_page_past_the_cap_is_refused_in_words() -> None:
     try:
         pages = [await follow(view) for _ in range(2)]
         assert all(head.startswith(b"HTTP/1.1 200") for _, _, head in pages)
-        reader, writer, head = await follow(view)
+        reader, writer, head = await follow(view, keep=True)
         assert head.startswith(b"HTTP/1.1 503")
-        body = await asyncio.wait_for(reader.read(), 10)
+        body = await asyncio.wait_for(reader.read(), 10)  # to the end: its connection closed
         assert body == b"too many viewers: this live view serves 2 page(s) at once; try again later\n"
         assert view.refused == 1
         writer.close()

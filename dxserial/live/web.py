@@ -116,11 +116,13 @@ class WebView:
             log.warning("web view: %d page(s) follow the events, the most it serves: %s and "
                         "any more are refused (HTTP 503) until one leaves", self.max_clients,
                         request.remote or "a client")
-        return web.Response(
+        response = web.Response(
             status=503, headers={"Retry-After": "30"},
             text=f"too many viewers: this live view serves {self.max_clients} page(s) at once; "
             "try again later\n",
         )
+        response.force_close()  # its connection too: a refused client keeps nothing here
+        return response
 
     async def _events(self, request: Any) -> Any:
         from aiohttp import web
