@@ -20,6 +20,7 @@ from dxserial.hosting.command import (
     check_endpoint_text,
     parse_engine_command,
 )
+from dxserial.tournament import ballots
 from dxserial.tournament.sprt import SprtConfig, parse_sprt
 from dxserial.transports.endpoints import EndpointKind, parse_engine_endpoint
 
@@ -52,7 +53,7 @@ _ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_co
 #: Every top-level key the reader takes (``dxserial tournament --keys`` describes each).
 KNOWN_KEYS = frozenset({
     *_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file", "moves",
-    "time_moves", "pdn_notes", "cluster",
+    "time_moves", "pdn_notes", "cluster", *ballots.KEYS,
 })
 #: Keys of any engine table that say where its games may run on a cluster (worker resources).
 PLACEMENT_KEYS = frozenset({"worker", "resources"})
@@ -133,6 +134,8 @@ class TournamentSpec:
     sprt: SprtConfig | None = None
     #: ``tcp://SCHEDULER:PORT`` of a Dask scheduler: games are tasks on its workers.
     cluster: str | None = None
+    #: The order the openings were put in (already applied to ``openings``).
+    opening_order: ballots.BallotOrder = field(default_factory=ballots.BallotOrder)
 
     @classmethod
     def from_toml(
@@ -202,10 +205,19 @@ class TournamentSpec:
             if not isinstance(values[key], int | float) or not values[key] > 0:
                 raise ConfigError(f"{source}: {key} must be a number of seconds > 0")
         openings_raw = values["openings"]
+        if isinstance(openings_raw, str):
+            openings_raw = ballots.named_openings(openings_raw, source)
         if not isinstance(openings_raw, list) or not all(isinstance(o, str) for o in openings_raw):
-            raise ConfigError(f"{source}: openings must be a list of strings (FEN or PDN moves)")
+            raise ConfigError(
+                f'{source}: openings must be a list of strings (FEN or PDN moves) or "2-move"'
+            )
         if "openings_file" in data:
             openings_raw = [*openings_raw, *_openings_file(data["openings_file"], source, base)]
+        order = ballots.BallotOrder.from_dict(data, source)
+        if openings_raw:
+            openings_raw = ballots.ordered(openings_raw, order, source)
+        elif order != ballots.BallotOrder():
+            raise ConfigError(f"{source}: openings_order/openings_start need openings")
         openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
         if sprt is not None and len(engines) != 2:
             raise ConfigError(f"{source}: sprt needs exactly two engines (A is the first listed)")
@@ -236,6 +248,7 @@ class TournamentSpec:
             on_unreachable=values["on_unreachable"],
             sprt=sprt,
             cluster=cluster,
+            opening_order=order,
         )
 
     @property
