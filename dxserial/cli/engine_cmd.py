@@ -131,6 +131,13 @@ def engine_command(
         "session: exit 1 with one line. Its 'id' name is used unless --name is given.",
         show_default=False,
     ),
+    tell_thinking: bool = typer.Option(
+        False,
+        "--tell-thinking",
+        help="With --hub: before each MOVE, a CHAT with the Hub engine's score, depth and "
+        "principal variation ('thinking score=0.35 depth=12 pv=32-28 17-22'), for a "
+        "dxserial director that records them (the director adds it for speaks = \"hub\").",
+    ),
     gameend_timeout: float = typer.Option(
         DEFAULT_GAMEEND_TIMEOUT,
         "--gameend-timeout",
@@ -156,6 +163,8 @@ def engine_command(
     check_depth(depth, "--depth")
     if not answer_timeout > 0:
         raise ConfigError(f"--answer-timeout {answer_timeout:g}: must be > 0 seconds")
+    if tell_thinking and hub is None:
+        raise ConfigError("--tell-thinking: needs --hub (only a Hub engine reports its thinking)")
     if not gameend_timeout > 0:  # also refuses nan
         raise ConfigError(f"--gameend-timeout {gameend_timeout:g}: must be > 0 seconds")
     options = link_options(
@@ -181,6 +190,7 @@ def engine_command(
         seed=seed,
         answer_timeout=answer_timeout,
         gameend_timeout=gameend_timeout,
+        tell_thinking=tell_thinking,
     )
     where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
     try:

@@ -24,6 +24,7 @@ from dxserial.engine.mover import MoverFailed, MoveSource
 from dxserial.engine.search import MAX_DEPTH, choose_move
 from dxserial.errors import ConfigError, DialogueError, DuplicateMessageError, ProtocolError
 from dxserial.game.referee import gameend_result
+from dxserial.game.thinking import Thinking
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT, GAMEEND_UNANSWERED
 from dxserial.protocol.dxp_moves import match_dxp_move, position_from_gamereq, to_dxp_move
 from dxserial.protocol.messages import (
@@ -136,6 +137,9 @@ class PlayerConfig:
     seed: int | None = None
     answer_timeout: float = 10.0  # initiator: seconds a GAMEREQ may wait for its GAMEACC
     gameend_timeout: float = DEFAULT_GAMEEND_TIMEOUT  # our GAMEEND's answer, at most
+    #: With a move source that reports its thinking (a Hub engine): a CHAT of it before
+    #: each MOVE, for a director that asked for it (dxserial.game.thinking).
+    tell_thinking: bool = False
 
     def __post_init__(self) -> None:
         check_name(self.name)
@@ -635,7 +639,11 @@ class Player:
         spent = max(0.0, self._clock() - self._turn_since)
         game.used += spent
         msg = to_dxp_move(move, min(_MAX_SECONDS, round(spent)))
-        out = self._send(msg)
+        out: list[Message] = []
+        thinking = getattr(self._mover, "thinking", None) if self.config.tell_thinking else None
+        if isinstance(thinking, Thinking):
+            out += self._send(make_chat(thinking.to_chat()))
+        out += self._send(msg)
         game.positions.append(position.play(move))
         return out
 

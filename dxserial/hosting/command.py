@@ -11,7 +11,8 @@ How an engine speaks (``speaks``) is one entry of :data:`KINDS`, one small funct
 * ``dosbox``: a DOS program (DXENG.COM by default) in a headless DOSBox whose COM1 is a
   nullmodem port on ``{port}``; the director connects as ``dosbox://`` (NULMODEM link).
 * ``hub``: a Hub engine (stdin/stdout) behind ``dxserial engine tcp://...:{port} --role
-  follower --hub COMMAND``, which speaks DXP for it and connects to the director.
+  follower --tell-thinking --hub COMMAND``, which speaks DXP for it and connects to the
+  director, and tells it the engine's thinking by CHAT (:mod:`dxserial.game.thinking`).
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def _hub(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
     """The Hub engine runs as the child of a DXP follower that dxserial starts for it."""
     argv, files = _common(cmd, port, workdir)
     adapter = (sys.executable, "-m", "dxserial", "engine", f"tcp://{HOST}:{port}",
-               "--role", "follower", "--hub", shlex.join(argv))
+               "--role", "follower", "--tell-thinking", "--hub", shlex.join(argv))
     return Launch(adapter, files, f"listen://{HOST}:{port}")
 
 

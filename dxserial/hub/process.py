@@ -30,6 +30,7 @@ from dxserial.draughts import LegalMove, Position
 from dxserial.engine.mover import MoverFailed
 from dxserial.engine.search import SearchCancelled
 from dxserial.errors import ConfigError
+from dxserial.game.thinking import Thinking
 from dxserial.hub.client import Done, Failed, HubClient, Info, Ready
 from dxserial.hub.clock import say_seconds
 from dxserial.protocol import hub
@@ -71,6 +72,8 @@ class HubMover:
         self._game: int | None = None
         self._lock = threading.Lock()
         self.notes: list[str] = []  # the engine's error lines, for the log
+        #: What the engine's ``info`` said of its last move (None: nothing).
+        self.thinking: Thinking | None = None
 
     @property
     def name(self) -> str:
@@ -136,6 +139,7 @@ class HubMover:
                     continue
                 for event in events:
                     if isinstance(event, Done):
+                        self.thinking = event.thinking
                         return event.move
 
     def _events(
