@@ -13,6 +13,7 @@ from datetime import datetime
 from dxserial.draughts import START_FEN, Position
 from dxserial.errors import DxSerialError
 from dxserial.game.referee import GameResult, Verdict, ViolationKind
+from dxserial.game.thinking import Thinking
 from dxserial.protocol.dxp_moves import position_from_gamereq
 from dxserial.protocol.messages import Colour, Message, escape
 from dxserial.protocol.session import GameAbandoned, GameStarted, MovePlayed, Role, TakeBack
@@ -96,6 +97,8 @@ class GameRecord:
     tags: dict[str, str] = field(default_factory=dict)  # other tags read from a file
     notes: dict[int, list[str]] = field(default_factory=dict)
     clocks: dict[int, PlyClock] = field(default_factory=dict)
+    #: What the mover said of the move that made ply ``k`` (Hub engines only).
+    thinking: dict[int, Thinking] = field(default_factory=dict)
 
     @property
     def plies(self) -> int:
@@ -137,6 +140,8 @@ class GameRecord:
                 texts.setdefault(plies, []).extend(texts.pop(ply))
         for ply in [k for k in self.clocks if k > plies]:
             del self.clocks[ply]
+        for ply in [k for k in self.thinking if k > plies]:
+            del self.thinking[ply]
 
 
 def time_control_tag(seconds: float, moves: int) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from dxserial.protocol.messages import MAX_CHAT_TEXT
 
-__all__ = ["CHAT_HEAD", "Thinking", "eval_command", "parse_eval"]
+__all__ = ["CHAT_HEAD", "Thinking", "eval_command", "parse_eval", "without_eval"]
 
 CHAT_HEAD = "thinking"
 _EVAL = re.compile(r"\[%eval\s+([+-]?\d+(?:\.\d+)?)(?:,(\d+))?\]")
@@ -107,6 +107,11 @@ def eval_command(thinking: Thinking, white_moved: bool) -> str:
     if thinking.pv:
         parts.append(f"[%pv {' '.join(thinking.pv)}]")
     return " ".join(parts)
+
+
+def without_eval(comment: str) -> str:
+    """``comment`` without the commands :func:`eval_command` writes."""
+    return " ".join(_PV.sub(" ", _EVAL.sub(" ", comment)).split())
 
 
 def parse_eval(comment: str, white_moved: bool) -> Thinking | None:

@@ -126,6 +126,8 @@ class Kind:
     launch: Callable[[EngineCommand, int, Path], Launch]
     director_listens: bool = False  # the engine connects to the director's {port}
     needs_command: bool = True
+    #: Its scores reach the director (a Hub engine's info, by its follower's CHAT).
+    reports_thinking: bool = False
 
 
 #: ``speaks`` -> its :class:`Kind`.  One more kind is one more function and one row here.
@@ -133,7 +135,7 @@ KINDS: dict[str, Kind] = {
     "dxp-server": Kind(_dxp_server),
     "dxp-client": Kind(_dxp_client, director_listens=True),
     "dosbox": Kind(_dosbox, needs_command=False),
-    "hub": Kind(_hub, director_listens=True),
+    "hub": Kind(_hub, director_listens=True, reports_thinking=True),
 }
 #: Kinds planned but not in this build: the line a user gets instead.
 UNAVAILABLE: dict[str, str] = {}

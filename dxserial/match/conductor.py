@@ -380,6 +380,8 @@ class GameConductor(BaseMachine[str]):
         self._judge(request, Role.INITIATOR)
         opened = self._judge(accepted["B"], Role.FOLLOWER)
         self.record = self.recorder.current
+        for engine in self.engines.values():
+            engine.thinking = None  # told before this game: not about its moves
         control = self.cfg.arbiter.control(self.cfg.minutes, self.cfg.period)
         clock = self._clock = GameClock(control) if control is not None else None
         referee = self.referee
@@ -452,6 +454,7 @@ class GameConductor(BaseMachine[str]):
                 self._time_loss(side, clock, now, out)
                 return
         verdict = self._judge(msg, Role.INITIATOR if side == "A" else Role.FOLLOWER)
+        thinking, engine.thinking = engine.thinking, None
         if not verdict.ok:
             send(engine, side, chat_for(verdict), self.level, out)
             result = GameResult.win_for(
@@ -470,11 +473,14 @@ class GameConductor(BaseMachine[str]):
                     colour, clock.left(Colour.WHITE, now), clock.left(Colour.BLACK, now),
                     charged, msg.seconds,
                 ))
+        if thinking is not None and self.record is not None:
+            self.record.thinking[self.record.plies] = thinking
         if referee.position is not None:
             out.append(News(MoveMade(
                 self.number, referee.dialogue.plies, verdict.pdn or "?", colour,
                 referee.position.to_fen(), msg.seconds,
                 left=clock_left(clock, now) if clock else None,
+                thinking=thinking,
             )))
         played = next((e for e in verdict.events if isinstance(e, MovePlayed)), None)
         self.status = (
