@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dxserial.drive.actions import Log
 from dxserial.engine.player import DEFAULT_NAME
+from dxserial.game.adjudication import Adjudication
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.game.clock import GameClock
 from dxserial.game.referee import GameResult, Referee, false_claim_scored, gameend_result
@@ -71,6 +72,8 @@ class MatchConfig:
     listen_first: float = LISTEN_FIRST
     #: PDN with the referee's notes, the clock as prose instead of commands (docs/pdn.md).
     pdn_notes: bool = False
+    #: Games ended on the engines' scores (Hub engines only; off by default).
+    adjudication: Adjudication = field(default_factory=Adjudication)
 
     @property
     def period(self) -> int:

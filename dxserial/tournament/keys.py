@@ -8,6 +8,7 @@ shown commented out, so the example stays a file that reads.
 
 from __future__ import annotations
 
+from dxserial.game import adjudication
 from dxserial.tournament import ballots
 
 #: Top-level key -> (example value as TOML, what it means).
@@ -30,6 +31,7 @@ TOP: dict[str, tuple[str, str]] = {
                  '"2-move": every 2-move ballot (docs/ballots.md)'),
     "openings_file": ('"book.txt"', "one FEN or PDN move list a line (relative to the file)"),
     **{key: (example, about) for key, (_, example, about) in ballots.KEYS.items()},
+    **{key: (example, about) for key, (example, about) in adjudication.KEYS.items()},
     "on_unreachable": ('"stop"', 'an engine not reached before its first game: "stop" or '
                        '"forfeit" its games'),
     "draw_rules": ('"fmjd"', 'FMJD\'s draw rules end games, or "off" (the move limit only)'),
@@ -66,6 +68,7 @@ ENGINE: dict[str, tuple[str, str]] = {
 
 #: Shown commented out: each needs or excludes something the example does not have.
 COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", "openings_seed", "moves",
+                       *adjudication.KEYS,
                        "time_moves", "cluster",
                        *list(ENGINE)[3:]})
 

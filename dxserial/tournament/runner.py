@@ -113,6 +113,7 @@ class Tournament:
             log_messages=log_messages,
             label_players=True,
             arbiter=spec.arbiter,
+            adjudication=spec.adjudication,
         )
         self.scores = Scores(spec.names)
         self._running: dict[int, tuple[Pairing, Match]] = {}

@@ -14,8 +14,11 @@ from typing import Any
 from dxserial.draughts import FenError, Position
 from dxserial.draughts.notation import parse_pdn_move
 from dxserial.errors import ConfigError, DxSerialError
+from dxserial.game import adjudication
+from dxserial.game.adjudication import Adjudication
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.hosting.command import (
+    KINDS,
     EngineCommand,
     check_endpoint_text,
     parse_engine_command,
@@ -53,7 +56,7 @@ _ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_co
 #: Every top-level key the reader takes (``dxserial tournament --keys`` describes each).
 KNOWN_KEYS = frozenset({
     *_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file", "moves",
-    "time_moves", "pdn_notes", "cluster", *ballots.KEYS,
+    "time_moves", "pdn_notes", "cluster", *ballots.KEYS, *adjudication.KEYS,
 })
 #: Keys of any engine table that say where its games may run on a cluster (worker resources).
 PLACEMENT_KEYS = frozenset({"worker", "resources"})
@@ -134,6 +137,8 @@ class TournamentSpec:
     sprt: SprtConfig | None = None
     #: ``tcp://SCHEDULER:PORT`` of a Dask scheduler: games are tasks on its workers.
     cluster: str | None = None
+    #: Games ended on the engines' scores (engines that report them only).
+    adjudication: Adjudication = field(default_factory=Adjudication)
     #: The order the openings were put in (already applied to ``openings``).
     opening_order: ballots.BallotOrder = field(default_factory=ballots.BallotOrder)
 
@@ -221,6 +226,9 @@ class TournamentSpec:
         openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
         if sprt is not None and len(engines) != 2:
             raise ConfigError(f"{source}: sprt needs exactly two engines (A is the first listed)")
+        judged = Adjudication.checked(data, lambda key: f"{source}: {key}")
+        if judged.on:
+            _check_scores(engines, judged, source)
         cluster = data.get("cluster")
         if cluster is not None:
             cluster = check_cluster(cluster, source)
@@ -249,6 +257,7 @@ class TournamentSpec:
             sprt=sprt,
             cluster=cluster,
             opening_order=order,
+            adjudication=judged,
         )
 
     @property
@@ -273,6 +282,18 @@ def _openings_file(name: Any, source: str, base: Path | None) -> list[str]:
     if not found:
         raise ConfigError(f"{source}: openings_file {path} has no opening in it")
     return found
+
+
+def _check_scores(engines: list[EngineEntry], judged: Adjudication, source: str) -> None:
+    """Adjudication needs every game's two engines to report scores: every pairing here
+    has each engine in it, so every engine must (only a Hub engine does)."""
+    for engine in engines:
+        if engine.command is None or not KINDS[engine.command.speaks].reports_thinking:
+            raise ConfigError(
+                f"{source}: {' and '.join(judged.keys())}: engine {engine.name!r} reports no "
+                f'scores (only an engine with speaks = "hub" does; DXP carries none), so its '
+                "games cannot be adjudicated"
+            )
 
 
 def check_cluster(value: Any, source: str) -> str:
