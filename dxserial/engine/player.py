@@ -140,6 +140,9 @@ class PlayerConfig:
     #: With a move source that reports its thinking (a Hub engine): a CHAT of it before
     #: each MOVE, for a director that asked for it (dxserial.game.thinking).
     tell_thinking: bool = False
+    #: A Fischer increment (seconds) the director adds after each of our moves: counted in
+    #: the time left told to the move source (the GAMEREQ cannot say it).
+    increment: float = 0.0
 
     def __post_init__(self) -> None:
         check_name(self.name)
@@ -223,6 +226,7 @@ class _Game:
     number: int
     positions: list[Position] = field(default_factory=list)  # [k]: after k plies
     used: float = 0.0  # seconds our moves of this game took
+    moved: int = 0  # our moves of this game
 
     @property
     def position(self) -> Position:
@@ -638,6 +642,7 @@ class Player:
         assert move is not None  # is_lost() was false
         spent = max(0.0, self._clock() - self._turn_since)
         game.used += spent
+        game.moved += 1
         msg = to_dxp_move(move, min(_MAX_SECONDS, round(spent)))
         out: list[Message] = []
         thinking = getattr(self._mover, "thinking", None) if self.config.tell_thinking else None
@@ -654,7 +659,8 @@ class Player:
         left = moves_left = None
         if request is not None and request.minutes:
             spent = game.used + max(0.0, self._clock() - self._turn_since)
-            left = max(0.0, float(request.minutes) * 60 - spent)
+            gained = self.config.increment * game.moved
+            left = max(0.0, float(request.minutes) * 60 + gained - spent)
         if request is not None and request.moves:
             moves_left = max(1, request.moves - self.session.dialogue.plies // 2)
         return self._mover.choose(

@@ -114,8 +114,13 @@ def _dosbox(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
 def _hub(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
     """The Hub engine runs as the child of a DXP follower that dxserial starts for it."""
     argv, files = _common(cmd, port, workdir)
+    level: list[str] = []  # the tournament's time control a GAMEREQ cannot say
+    if cmd.extra.get("increment"):
+        level += ["--increment", f"{float(cmd.extra['increment']):g}"]
+    if cmd.extra.get("move_time") is not None:
+        level += ["--move-time", f"{float(cmd.extra['move_time']):g}"]
     adapter = (sys.executable, "-m", "dxserial", "engine", f"tcp://{HOST}:{port}",
-               "--role", "follower", "--tell-thinking", "--hub", shlex.join(argv))
+               "--role", "follower", "--tell-thinking", *level, "--hub", shlex.join(argv))
     return Launch(adapter, files, f"listen://{HOST}:{port}")
 
 

@@ -386,7 +386,7 @@ class GameConductor(BaseMachine[str]):
             engine.thinking = None  # told before this game: not about its moves
         rules = self.cfg.adjudication
         self._adjudicator = Adjudicator(rules) if rules.on else None
-        control = self.cfg.arbiter.control(self.cfg.minutes, self.cfg.period)
+        control = self.cfg.control()
         clock = self._clock = GameClock(control) if control is not None else None
         referee = self.referee
         if referee.position is not None:

@@ -9,7 +9,7 @@ shown commented out, so the example stays a file that reads.
 from __future__ import annotations
 
 from dxserial.game import adjudication
-from dxserial.tournament import ballots
+from dxserial.tournament import ballots, hub_time
 
 #: Top-level key -> (example value as TOML, what it means).
 TOP: dict[str, tuple[str, str]] = {
@@ -32,6 +32,7 @@ TOP: dict[str, tuple[str, str]] = {
     "openings_file": ('"book.txt"', "one FEN or PDN move list a line (relative to the file)"),
     **{key: (example, about) for key, (_, example, about) in ballots.KEYS.items()},
     **{key: (example, about) for key, (example, about) in adjudication.KEYS.items()},
+    **{key: (example, about) for key, (_, example, about) in hub_time.KEYS.items()},
     "on_unreachable": ('"stop"', 'an engine not reached before its first game: "stop" or '
                        '"forfeit" its games'),
     "draw_rules": ('"fmjd"', 'FMJD\'s draw rules end games, or "off" (the move limit only)'),
@@ -68,7 +69,7 @@ ENGINE: dict[str, tuple[str, str]] = {
 
 #: Shown commented out: each needs or excludes something the example does not have.
 COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", "openings_seed", "moves",
-                       *adjudication.KEYS,
+                       *adjudication.KEYS, *hub_time.KEYS,
                        "time_moves", "cluster",
                        *list(ENGINE)[3:]})
 

@@ -114,6 +114,8 @@ class Tournament:
             label_players=True,
             arbiter=spec.arbiter,
             adjudication=spec.adjudication,
+            increment=spec.hub_time.increment,
+            move_time=spec.hub_time.move_time,
         )
         self.scores = Scores(spec.names)
         self._running: dict[int, tuple[Pairing, Match]] = {}

@@ -23,7 +23,8 @@ from dxserial.hosting.command import (
     check_endpoint_text,
     parse_engine_command,
 )
-from dxserial.tournament import ballots
+from dxserial.tournament import ballots, hub_time
+from dxserial.tournament.hub_time import HubTime
 from dxserial.tournament.sprt import SprtConfig, parse_sprt
 from dxserial.transports.endpoints import EndpointKind, parse_engine_endpoint
 
@@ -57,6 +58,7 @@ _ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_co
 KNOWN_KEYS = frozenset({
     *_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file", "moves",
     "time_moves", "pdn_notes", "cluster", *ballots.KEYS, *adjudication.KEYS,
+    *hub_time.KEYS,
 })
 #: Keys of any engine table that say where its games may run on a cluster (worker resources).
 PLACEMENT_KEYS = frozenset({"worker", "resources"})
@@ -137,6 +139,8 @@ class TournamentSpec:
     sprt: SprtConfig | None = None
     #: ``tcp://SCHEDULER:PORT`` of a Dask scheduler: games are tasks on its workers.
     cluster: str | None = None
+    #: Fischer increment or time per move (Hub engines only; ``minutes`` without them).
+    hub_time: HubTime = field(default_factory=HubTime)
     #: Games ended on the engines' scores (engines that report them only).
     adjudication: Adjudication = field(default_factory=Adjudication)
     #: The order the openings were put in (already applied to ``openings``).
@@ -226,6 +230,8 @@ class TournamentSpec:
         openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
         if sprt is not None and len(engines) != 2:
             raise ConfigError(f"{source}: sprt needs exactly two engines (A is the first listed)")
+        timing = HubTime.checked(data, engines, source)
+        engines = [timing.told(e) for e in engines]
         judged = Adjudication.checked(data, lambda key: f"{source}: {key}")
         if judged.on:
             _check_scores(engines, judged, source)
@@ -258,6 +264,7 @@ class TournamentSpec:
             cluster=cluster,
             opening_order=order,
             adjudication=judged,
+            hub_time=timing,
         )
 
     @property
