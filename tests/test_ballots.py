@@ -175,3 +175,17 @@ def test_a_2_move_tournament_plays_every_ballot_twice_with_colours_reversed(
         'openings = "2-move"\nopenings_order = "random"\nopenings_seed = 5\n').openings]
     assert [made[g.start_position] for g in games[::2]] == order  # in the shuffled order
     both_read(tmp_path / "games" / "event.pdn", games=162)
+
+
+def test_after_a_verdict_only_the_other_colour_of_a_begun_ballot_is_played() -> None:
+    schedule = Schedule(spec('openings = "2-move"\n'))
+    games = schedule.games
+    assert all(schedule.partner(schedule.partner(g)) == g != schedule.partner(g) for g in games)
+    # Game 3 (ballot 2, first colour) was in play when the SPRT decided; 1 and 2 are done.
+    ready = schedule.ready({1, 2, 3}, [])
+    assert [g.number for g in schedule.halves(ready, {1, 2, 3}, [])] == [4]
+    assert schedule.halves(schedule.ready({1, 2}, []), {1, 2}, []) == []
+    running = [games[4]]  # game 5 still playing (engines run per game): 6 may start, 7 not
+    ready = schedule.ready({1, 2, 3, 4}, running, parallel=("alpha", "beta"))
+    assert [g.number for g in ready][:2] == [6, 7]
+    assert [g.number for g in schedule.halves(ready, {1, 2, 3, 4}, running)] == [6]
