@@ -121,3 +121,27 @@ def test_hub_engines_in_a_tournament_leave_their_scores_in_the_pdn(tmp_path: Pat
         assert all(t.score is not None and t.depth in (2, 3) for t in game.thinking.values())
         assert all(t.pv[:1] == (game.moves[ply - 1].text,) for ply, t in game.thinking.items())
     both_read(event, games=2)  # pydraughts reads the file with the commands in it
+
+
+def test_the_live_view_keeps_the_thinking_of_each_move() -> None:
+    from dxserial.live.view import LiveView
+
+    game = _play_with_chats(reports=True)
+    view = LiveView()
+    for action in game.actions:
+        news = getattr(action, "news", None)
+        if news is not None:
+            view.apply(news.event())
+    (shown,) = view.snapshot()["games"]
+    assert shown["moves"] == ["33-28", "18-23"]
+    assert shown["thinking"] == [
+        {"score": 0.35, "depth": 9, "pv": ["33-28", "18-23"]},
+        {"score": -0.1, "depth": 8, "pv": []},
+    ]
+    plain = _play_with_chats(reports=False)
+    view = LiveView()
+    for action in plain.actions:
+        news = getattr(action, "news", None)
+        if news is not None:
+            view.apply(news.event())
+    assert view.snapshot()["games"][0]["thinking"] == [None, None]  # a DXP engine: nothing
