@@ -133,3 +133,20 @@ def test_a_tournament_of_hub_engines_keeps_and_tells_the_clock(
     if level == "inc=2":  # Fischer: each side's time grows by 2 s a move played fast
         clocks = [c for c in games[0].comments.get(4, []) if "%clock" in c]
         assert clocks and "0:01:04" in clocks[0], games[0].comments
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--increment", "2"), "dxserial match: increment: engine 'tcp://127.0.0.1:1' cannot be "
+     "told it: a DXP GAMEREQ carries only minutes and moves (only speaks = \"hub\" engines "
+     "are told more, by 'level'); use --time and --time-moves"),
+    (("--move-time", "5"), "move_time: engine 'tcp://127.0.0.1:1' cannot be told it"),
+    (("--adjudicate-resign", "4,3"), "engine 'tcp://127.0.0.1:1' reports no scores"),
+    (("--adjudicate-draw", "40,8"), "--adjudicate-draw '40,8': give AFTER_MOVE,MOVES,MARGIN"),
+])
+def test_dxserial_match_refuses_what_a_dxp_engine_cannot_be_told(
+    args: tuple[str, ...], says: str,
+) -> None:
+    done = run_in_process("match", "tcp://127.0.0.1:1", "tcp://127.0.0.1:2", *args)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert says in line

@@ -145,3 +145,33 @@ def test_the_live_view_keeps_the_thinking_of_each_move() -> None:
         if news is not None:
             view.apply(news.event())
     assert view.snapshot()["games"][0]["thinking"] == [None, None]  # a DXP engine: nothing
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif("DXSERIAL_SCAN" not in __import__("os").environ,
+                    reason="set DXSERIAL_SCAN to a Scan 3.x binary (its scan.ini and data/ beside it)")
+def test_scan_in_hub_mode_leaves_its_scores_and_pv_in_the_pdn(tmp_path: Path) -> None:
+    import os
+
+    from helpers import run_dxserial
+    from pdn_check import both_read
+
+    from dxserial.game.pdn import read_pdn
+
+    scan = Path(os.environ["DXSERIAL_SCAN"]).absolute()
+    file = tmp_path / "lab.toml"
+    file.write_text(
+        'max_moves = 8\nminutes = 1\nincrement = 1\nopenings = ["1. 32-28 19-23"]\n'
+        f'[engines.scan]\nspeaks = "hub"\ncommand = ["{scan}", "hub"]\ncwd = "{scan.parent}"\n'
+        f'[engines.builtin]\nspeaks = "hub"\ncommand = ["{sys.executable}", "-m", "dxserial", '
+        '"hub-engine", "--depth", "2"]\n'
+    )
+    done = run_dxserial("tournament", file, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    event = tmp_path / "games" / "event.pdn"
+    games = read_pdn(event)
+    scans = [t for g in games for ply, t in g.thinking.items()
+             if (g.white == "scan") == (g.moves[ply - 1].colour.name == "WHITE")]
+    assert scans and all(t.score is not None for t in scans)
+    assert any(t.depth and t.depth > 3 and len(t.pv) > 2 for t in scans)  # its searches
+    both_read(event, games=2)

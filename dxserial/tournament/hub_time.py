@@ -43,8 +43,10 @@ class HubTime:
         return bool(self.increment) or self.move_time is not None
 
     @classmethod
-    def checked(cls, data: dict[str, Any], engines: Sequence[EngineEntry], source: str
-                ) -> HubTime:
+    def checked(cls, data: dict[str, Any], engines: Sequence[EngineEntry], source: str,
+                plain: str = "minutes and time_moves") -> HubTime:
+        """From a file's keys (or a command's options: ``plain`` names what a DXP engine
+        can be told there); :class:`ConfigError` in one line."""
         numbers: dict[str, float | None] = {}
         for key, (default, _, _) in KEYS.items():
             value = data.get(key, default)
@@ -70,7 +72,7 @@ class HubTime:
                     raise ConfigError(
                         f"{source}: {key}: engine {engine.name!r} cannot be told it: a DXP "
                         "GAMEREQ carries only minutes and moves (only speaks = \"hub\" "
-                        "engines are told more, by 'level'); use minutes and time_moves"
+                        f"engines are told more, by 'level'); use {plain}"
                     )
         return found
 

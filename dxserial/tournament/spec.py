@@ -36,6 +36,7 @@ __all__ = [
     "Opening",
     "TournamentSpec",
     "check_cluster",
+    "check_scores",
     "engine_entry",
     "parse_opening",
 ]
@@ -234,7 +235,7 @@ class TournamentSpec:
         engines = [timing.told(e) for e in engines]
         judged = Adjudication.checked(data, lambda key: f"{source}: {key}")
         if judged.on:
-            _check_scores(engines, judged, source)
+            check_scores(engines, judged, source)
         cluster = data.get("cluster")
         if cluster is not None:
             cluster = check_cluster(cluster, source)
@@ -291,7 +292,7 @@ def _openings_file(name: Any, source: str, base: Path | None) -> list[str]:
     return found
 
 
-def _check_scores(engines: list[EngineEntry], judged: Adjudication, source: str) -> None:
+def check_scores(engines: list[EngineEntry], judged: Adjudication, source: str) -> None:
     """Adjudication needs every game's two engines to report scores: every pairing here
     has each engine in it, so every engine must (only a Hub engine does)."""
     for engine in engines:
