@@ -12,6 +12,7 @@ from datetime import datetime
 
 from dxserial.draughts import START_FEN, Position
 from dxserial.errors import DxSerialError
+from dxserial.game.clock import TimeControl
 from dxserial.game.referee import GameResult, Verdict, ViolationKind
 from dxserial.game.thinking import Thinking
 from dxserial.protocol.dxp_moves import position_from_gamereq
@@ -146,10 +147,9 @@ class GameRecord:
 
 def time_control_tag(seconds: float, moves: int) -> str:
     """PGN's TimeControl: ``moves/seconds`` for a period of that many moves (the same again
-    after it), ``seconds`` for the whole game, ``-`` without a clock."""
-    if seconds <= 0:
-        return "-"
-    return f"{moves}/{seconds:g}" if moves else f"{seconds:g}"
+    after it), ``seconds`` for the whole game, ``-`` without a clock (the GAMEREQ's forms of
+    :meth:`~dxserial.game.clock.TimeControl.tag`)."""
+    return TimeControl(seconds, moves).tag()
 
 
 # --------------------------------------------------------------------------- recorder
