@@ -126,6 +126,18 @@ def clock_commands(record: GameRecord, ply: int) -> str:
     return "{" + " ".join(parts) + "}" if parts else ""
 
 
+def _command_tokens(commands: str) -> list[str]:
+    """``{[%eval ..] [%pv ..] [%clock ..]}`` as tokens to wrap: each command whole, but
+    a long one (a long PV) word by word."""
+    if len(commands) <= MAX_LINE:
+        return [commands]
+    out: list[str] = []
+    for command in re.findall(r"\[%[^\]]*\]", commands):
+        out.extend([command] if len(command) <= MAX_LINE // 2 else command.split())
+    out[0], out[-1] = "{" + out[0], out[-1] + "}"
+    return out
+
+
 def clock_prose(reading: PlyClock) -> str:
     """The annotated form's comment beside a move: the director's clock, and the engine's."""
     left = max(0.0, reading.left(reading.mover))
@@ -188,8 +200,8 @@ def to_pdn(record: GameRecord, *, annotated: bool = False) -> str:
             said = eval_command(record.thinking[ply], record.moves[ply - 1].colour is Colour.WHITE)
             texts.append(f"engine: {said}")
         commands = "" if annotated else clock_commands(record, ply)
-        if commands:  # a long PV is wrapped as words
-            tokens.extend([commands] if len(commands) <= MAX_LINE else commands.split())
+        if commands:
+            tokens.extend(_command_tokens(commands))
     tokens.append(result)
     return "\n".join([*head, "", *_wrap(tokens)]) + "\n"
 
