@@ -28,7 +28,7 @@ NAMED: dict[str, str] = {
 
 #: key -> (default, example as TOML, help).  Checks are in :func:`BallotOrder.from_dict`.
 KEYS: dict[str, tuple[Any, str, str]] = {
-    "openings_order": ("sequential", '"random"', '"sequential" (as listed) or "random" '
+    "openings_order": ("sequential", '"sequential"', '"sequential" (as listed) or "random" '
                        "(shuffled with openings_seed)"),
     "openings_seed": (0, "42", "the seed of openings_order = \"random\" (a whole number)"),
     "openings_start": (1, "1", "play the openings from number N of the (ordered) list on"),
