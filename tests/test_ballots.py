@@ -189,3 +189,40 @@ def test_after_a_verdict_only_the_other_colour_of_a_begun_ballot_is_played() -> 
     ready = schedule.ready({1, 2, 3, 4}, running, parallel=("alpha", "beta"))
     assert [g.number for g in ready][:2] == [6, 7]
     assert [g.number for g in schedule.halves(ready, {1, 2, 3, 4}, running)] == [6]
+
+
+@pytest.mark.e2e
+def test_killed_and_resumed_with_concurrency_every_ballot_has_both_colours(
+    tmp_path: Path,
+) -> None:
+    import signal
+
+    from helpers import run_dxserial
+
+    from dxserial.game.pdn import read_pdn
+    from dxserial.testing.process import Cli, wait_until
+
+    engine = [sys.executable, "-m", "dxserial", "engine", "tcp://127.0.0.1:{port}",
+              "--role", "follower", "--depth", "1"]
+    table = "".join(
+        f'[engines.{name}]\nspeaks = "dxp-client"\ncommand = {json.dumps(engine)}\n'
+        for name in ("a", "b")
+    )
+    file = tmp_path / "lab.toml"
+    file.write_text('openings = "2-move"\nopenings_order = "random"\nopenings_seed = 3\n'
+                    "concurrency = 2\nmax_moves = 1\nminutes = 1\n" + table)
+    state = tmp_path / "games" / "tournament-state.json"
+
+    def finished() -> int:
+        return len(json.loads(state.read_text())["games"]) if state.exists() else 0
+
+    with Cli("tournament", str(file)) as first:
+        wait_until(lambda: finished() >= 20, timeout=120, what="20 finished games")
+        first.stop(signal.SIGKILL)  # a crash, with games in play
+    assert finished() < 162
+    done = run_dxserial("tournament", file, "--resume", timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    games = read_pdn(tmp_path / "games" / "event.pdn")
+    assert len(games) == 162
+    played = Counter((g.start_fen, g.white) for g in games)
+    assert set(played.values()) == {1} and len({fen for fen, _ in played}) == 81
