@@ -73,7 +73,8 @@ def test_a_hub_engine_runs_behind_a_dxp_follower_that_connects_to_the_director()
     run = launch(engine, 4567, Path("/w"))
     assert run.endpoint == "listen://127.0.0.1:4567"
     assert run.argv[1:] == ("-m", "dxserial", "engine", "tcp://127.0.0.1:4567", "--role",
-                            "follower", "--hub", f"{sys.executable} hub --x=4567")
+                            "follower", "--tell-thinking", "--hub",
+                            f"{sys.executable} hub --x=4567")
 
 
 def test_port_and_folder_fill_the_arguments_and_the_files() -> None:

@@ -33,7 +33,7 @@ from dxserial.engine.player import (
 )
 from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.errors import ConfigError
-from dxserial.hub.process import HubMover, hub_name
+from dxserial.hub.process import HubMover, check_hub_level, hub_name
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.protocol.messages import Colour
 from dxserial.protocol.session import Role
@@ -131,6 +131,27 @@ def engine_command(
         "session: exit 1 with one line. Its 'id' name is used unless --name is given.",
         show_default=False,
     ),
+    increment: float = typer.Option(
+        0.0,
+        "--increment",
+        help="With --hub: a Fischer increment (seconds) the director adds after each move: "
+        "told to the Hub engine ('level time=LEFT inc=S') and counted in the time left. A "
+        "GAMEREQ cannot carry it (a tournament adds it for speaks = \"hub\").",
+    ),
+    move_time: float | None = typer.Option(
+        None,
+        "--move-time",
+        help="With --hub: seconds for each move ('level move-time=S') instead of the "
+        "GAMEREQ's clock (a tournament adds it for speaks = \"hub\").",
+        show_default=False,
+    ),
+    tell_thinking: bool = typer.Option(
+        False,
+        "--tell-thinking",
+        help="With --hub: before each MOVE, a CHAT with the Hub engine's score, depth and "
+        "principal variation ('thinking score=0.35 depth=12 pv=32-28 17-22'), for a "
+        "dxserial director that records them (the director adds it for speaks = \"hub\").",
+    ),
     gameend_timeout: float = typer.Option(
         DEFAULT_GAMEEND_TIMEOUT,
         "--gameend-timeout",
@@ -156,6 +177,9 @@ def engine_command(
     check_depth(depth, "--depth")
     if not answer_timeout > 0:
         raise ConfigError(f"--answer-timeout {answer_timeout:g}: must be > 0 seconds")
+    if tell_thinking and hub is None:
+        raise ConfigError("--tell-thinking: needs --hub (only a Hub engine reports its thinking)")
+    check_hub_level(increment, move_time, hub is not None)
     if not gameend_timeout > 0:  # also refuses nan
         raise ConfigError(f"--gameend-timeout {gameend_timeout:g}: must be > 0 seconds")
     options = link_options(
@@ -168,7 +192,8 @@ def engine_command(
         connect_timeout,
         learn_start=learn_start,
     )
-    mover = HubMover(hub, depth=depth) if hub is not None else None
+    mover = (HubMover(hub, depth=depth, increment=increment, move_time=move_time)
+             if hub is not None else None)
     config = PlayerConfig(
         role=Role(role),
         name=name,
@@ -181,6 +206,8 @@ def engine_command(
         seed=seed,
         answer_timeout=answer_timeout,
         gameend_timeout=gameend_timeout,
+        tell_thinking=tell_thinking,
+        increment=increment,
     )
     where = EngineEndpoint(parse_engine_endpoint(endpoint), options)
     try:

@@ -28,12 +28,14 @@ from dxserial.cli.options import (
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
+from dxserial.game.adjudication import Adjudication
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.match.rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.match.runner import Match
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.tournament.engines import engine_endpoint, load_engines
-from dxserial.tournament.spec import parse_opening
+from dxserial.tournament.hub_time import HubTime
+from dxserial.tournament.spec import EngineEntry, check_scores, parse_opening
 from dxserial.transports.endpoints import EngineEndpoint
 
 _SERIAL = "Serial lines and NULMODEM"
@@ -161,6 +163,40 @@ def match_command(
         rich_help_panel="Arbiter",
         help="Seconds a move not charged to the engine: the line's share of each move.",
     ),
+    increment: float = typer.Option(
+        0.0,
+        "--increment",
+        rich_help_panel="Arbiter",
+        help="Hub engines only (speaks = \"hub\" in --engines): a Fischer increment, seconds "
+        "added after each move to --time for the game; told by 'level inc=', kept by the "
+        "director's clock, PDN TimeControl 300+2. A DXP engine cannot be told it: refused.",
+    ),
+    move_time: float | None = typer.Option(
+        None,
+        "--move-time",
+        rich_help_panel="Arbiter",
+        help="Hub engines only: seconds for each move instead of --time ('level move-time=', "
+        "PDN TimeControl *5). A DXP engine cannot be told it: refused.",
+        show_default=False,
+    ),
+    adjudicate_draw: str | None = typer.Option(
+        None,
+        "--adjudicate-draw",
+        metavar="AFTER,MOVES,MARGIN",
+        rich_help_panel="Arbiter",
+        help="Hub engines only: a draw once both scores stay within MARGIN men for MOVES "
+        "moves each, from move AFTER on ('40,8,0.05'); Termination names it.",
+        show_default=False,
+    ),
+    adjudicate_resign: str | None = typer.Option(
+        None,
+        "--adjudicate-resign",
+        metavar="MOVES,SCORE",
+        rich_help_panel="Arbiter",
+        help="Hub engines only: a loss once one side's score stays at or below -SCORE for "
+        "MOVES moves and its opponent's at or above +SCORE ('4,3.0').",
+        show_default=False,
+    ),
     web: str | None = web_option(),
     allow: list[str] = allow_option(),
     engines_file: Path | None = typer.Option(
@@ -208,6 +244,19 @@ def match_command(
         link, baud, start_byte, end_byte, echo_timeout, max_attempts, connect_timeout
     )
     named = load_engines(engines_file) if engines_file is not None else {}
+    entries = [named.get(t) or EngineEntry(t, t) for t in (endpoint_a, endpoint_b)]
+    timing = HubTime.checked(
+        {"increment": increment, "move_time": move_time,
+         "time_moves": time_moves if increment else None}, entries, "dxserial match",
+        plain="--time and --time-moves")
+    named = {n: timing.told(e) for n, e in named.items()}
+    judged = Adjudication.checked(
+        {**_fields("adjudicate_draw", adjudicate_draw, ("after_move", "moves", "margin")),
+         **_fields("adjudicate_resign", adjudicate_resign, ("moves", "score"))},
+        lambda key: "--" + key.replace("_", "-"),
+    )
+    if judged.on:
+        check_scores(entries, judged, "dxserial match")
     endpoints: list[EngineEndpoint] = []
     for text, own in ((endpoint_a, link_a), (endpoint_b, link_b)):
         these = (
@@ -231,6 +280,9 @@ def match_command(
         arbiter=arbiter,
         start=start,
         gameend_timeout=gameend_timeout,
+        increment=timing.increment,
+        move_time=timing.move_time,
+        adjudication=judged,
     )
     match = Match(endpoints[0], endpoints[1], config, progress=stdout_progress())
     def watch(publish: Publish) -> None:
@@ -253,3 +305,18 @@ def match_command(
         raise typer.Exit(1)
 
 
+def _fields(key: str, text: str | None, names: tuple[str, ...]) -> dict[str, object]:
+    """``--adjudicate-draw 40,8,0.05`` as the file's table ``{after_move = 40, ...}``."""
+    if text is None:
+        return {}
+    parts = [p.strip() for p in text.split(",")]
+    option = "--" + key.replace("_", "-")
+    if len(parts) != len(names):
+        raise ConfigError(f"{option} {text!r}: give {','.join(n.upper() for n in names)}")
+    values: dict[str, object] = {}
+    for name, part in zip(names, parts, strict=True):
+        try:
+            values[name] = float(part) if "." in part or name in ("margin", "score") else int(part)
+        except ValueError:
+            raise ConfigError(f"{option} {text!r}: {name} {part!r} is not a number") from None
+    return {key: values}

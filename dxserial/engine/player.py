@@ -24,6 +24,7 @@ from dxserial.engine.mover import MoverFailed, MoveSource
 from dxserial.engine.search import MAX_DEPTH, choose_move
 from dxserial.errors import ConfigError, DialogueError, DuplicateMessageError, ProtocolError
 from dxserial.game.referee import gameend_result
+from dxserial.game.thinking import Thinking
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT, GAMEEND_UNANSWERED
 from dxserial.protocol.dxp_moves import match_dxp_move, position_from_gamereq, to_dxp_move
 from dxserial.protocol.messages import (
@@ -136,6 +137,12 @@ class PlayerConfig:
     seed: int | None = None
     answer_timeout: float = 10.0  # initiator: seconds a GAMEREQ may wait for its GAMEACC
     gameend_timeout: float = DEFAULT_GAMEEND_TIMEOUT  # our GAMEEND's answer, at most
+    #: With a move source that reports its thinking (a Hub engine): a CHAT of it before
+    #: each MOVE, for a director that asked for it (dxserial.game.thinking).
+    tell_thinking: bool = False
+    #: A Fischer increment (seconds) the director adds after each of our moves: counted in
+    #: the time left told to the move source (the GAMEREQ cannot say it).
+    increment: float = 0.0
 
     def __post_init__(self) -> None:
         check_name(self.name)
@@ -219,6 +226,7 @@ class _Game:
     number: int
     positions: list[Position] = field(default_factory=list)  # [k]: after k plies
     used: float = 0.0  # seconds our moves of this game took
+    moved: int = 0  # our moves of this game
 
     @property
     def position(self) -> Position:
@@ -634,8 +642,13 @@ class Player:
         assert move is not None  # is_lost() was false
         spent = max(0.0, self._clock() - self._turn_since)
         game.used += spent
+        game.moved += 1
         msg = to_dxp_move(move, min(_MAX_SECONDS, round(spent)))
-        out = self._send(msg)
+        out: list[Message] = []
+        thinking = getattr(self._mover, "thinking", None) if self.config.tell_thinking else None
+        if isinstance(thinking, Thinking):
+            out += self._send(make_chat(thinking.to_chat()))
+        out += self._send(msg)
         game.positions.append(position.play(move))
         return out
 
@@ -646,7 +659,8 @@ class Player:
         left = moves_left = None
         if request is not None and request.minutes:
             spent = game.used + max(0.0, self._clock() - self._turn_since)
-            left = max(0.0, float(request.minutes) * 60 - spent)
+            gained = self.config.increment * game.moved
+            left = max(0.0, float(request.minutes) * 60 + gained - spent)
         if request is not None and request.moves:
             moves_left = max(1, request.moves - self.session.dialogue.plies // 2)
         return self._mover.choose(

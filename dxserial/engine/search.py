@@ -21,6 +21,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from dxserial.draughts import LegalMove, Position
 from dxserial.draughts.geometry import BIT, squares_of
@@ -33,9 +34,11 @@ __all__ = [
     "MAN",
     "MAX_DEPTH",
     "SearchCancelled",
+    "Thought",
     "choose_move",
     "evaluate",
     "search",
+    "think",
 ]
 
 DEFAULT_DEPTH = 4
@@ -164,6 +167,16 @@ def _position_value(position: Position, depth: int, alpha: int, beta: int, ply: 
     return _negamax(own, opp, position.kings, white, depth, alpha, beta, ply)
 
 
+@dataclass(frozen=True)
+class Thought:
+    """A search's answer: the move, its score (the mover's side, 100 a man) and the depth
+    of the deepest finished pass (0: the move was forced or no pass finished)."""
+
+    move: LegalMove | None
+    score: int | None = None
+    depth: int = 0
+
+
 def choose_move(
     position: Position,
     depth: int = DEFAULT_DEPTH,
@@ -182,16 +195,32 @@ def choose_move(
     move of the deepest finished pass is played; a set ``cancel`` raises
     :class:`SearchCancelled`.
     """
+    return think(position, depth, rng, cancel=cancel, deadline=deadline, clock=clock).move
+
+
+def think(
+    position: Position,
+    depth: int = DEFAULT_DEPTH,
+    rng: random.Random | None = None,
+    *,
+    cancel: threading.Event | None = None,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Thought:
+    """:func:`choose_move` with the score and depth it found (for a Hub engine's ``info``)."""
     moves = sorted(
         position.legal_moves(), key=lambda m: (m.from_square, m.to_square, sorted(m.captured))
     )
     if len(moves) <= 1:
-        return moves[0] if moves else None
+        return Thought(moves[0] if moves else None)
     limits = _Limits(cancel, deadline, clock)
     ties = [moves[0]]  # if not even one pass finishes in time: the lowest move
+    score: int | None = None
+    reached = 0
     for nominal in range(1, depth + 1):
         try:
-            ties = _root_pass(position, moves, nominal, limits)
+            score, ties = _root_pass(position, moves, nominal, limits)
+            reached = nominal
         except _OutOfTime:
             break
         if nominal < depth:
@@ -199,13 +228,13 @@ def choose_move(
                 limits.check()
             except _OutOfTime:
                 break
-    return rng.choice(ties) if rng is not None else ties[0]
+    return Thought(rng.choice(ties) if rng is not None else ties[0], score, reached)
 
 
 def _root_pass(
     position: Position, moves: list[LegalMove], depth: int, limits: _Limits
-) -> list[LegalMove]:
-    """The moves with the best score at ``depth`` plies, in ``moves`` order."""
+) -> tuple[int, list[LegalMove]]:
+    """The best score at ``depth`` plies and the moves with it, in ``moves`` order."""
     white = position.turn is Colour.WHITE
     own, opp = (position.white, position.black) if white else (position.black, position.white)
     best = -WIN - 1
@@ -222,4 +251,4 @@ def _root_pass(
             best, ties = value, [move]
         elif value == best:
             ties.append(move)
-    return ties
+    return best, ties

@@ -6,6 +6,11 @@ time: a side's clock runs from the moment the director delivers it the move it m
 (or the game, for the first move) until its answer arrives.  ``margin`` is the line's share
 of that, per move (a 2400-baud NULMODEM MOVE takes about 0.1 s each way): it is not
 charged, and a flag falls only once a side has used more than its time *and* the margin.
+
+Two controls only Hub engines can be told of (``level inc=``, ``level move-time=``; a
+GAMEREQ carries neither): a Fischer ``increment`` added to a side's time after each of its
+moves (made in time), and a time ``per_move``: each move has ``seconds`` of its own, nothing
+carried over.
 """
 
 from __future__ import annotations
@@ -24,14 +29,30 @@ class TimeControl:
     seconds: float
     moves: int = 0
     margin: float = 0.0
+    increment: float = 0.0  # Fischer: added after each move
+    per_move: bool = False  # ``seconds`` for each move, nothing carried over
 
     @classmethod
     def from_gamereq(cls, minutes: float, moves: int, margin: float = 0.0) -> TimeControl:
         return cls(float(minutes) * 60.0, moves, margin)
 
     def describe(self) -> str:
+        if self.per_move:
+            return f"{self.seconds:g} s a move (margin {self.margin:g} s a move)"
         per = f" for {self.moves} moves" if self.moves else " for the game"
-        return f"{self.seconds:g} s{per} (margin {self.margin:g} s a move)"
+        inc = f" + {self.increment:g} s a move" if self.increment else ""
+        return f"{self.seconds:g} s{per}{inc} (margin {self.margin:g} s a move)"
+
+    def tag(self) -> str:
+        """PGN's TimeControl: ``moves/seconds``, ``seconds``, ``seconds+increment``, or
+        ``*seconds`` for a time per move (the standard's sandclock form)."""
+        if self.seconds <= 0:
+            return "-"
+        if self.per_move:
+            return f"*{self.seconds:g}"
+        if self.moves:
+            return f"{self.moves}/{self.seconds:g}"
+        return f"{self.seconds:g}+{self.increment:g}" if self.increment else f"{self.seconds:g}"
 
 
 class GameClock:
@@ -51,6 +72,8 @@ class GameClock:
 
     def start(self, colour: Colour, now: float) -> None:
         """``colour`` was just given what it must answer: its clock runs from ``now``."""
+        if self.control.per_move and self.running is not colour:
+            self._left[colour] = self.control.seconds  # a new move: its own time
         self.running, self._since = colour, now
 
     def stop(self, colour: Colour, now: float) -> float:
@@ -65,6 +88,8 @@ class GameClock:
             self._left[colour] -= charged
             self.running = None
         self._moves[colour] += 1
+        if self.control.increment and self._left[colour] >= 0:
+            self._left[colour] += self.control.increment
         moves = self.control.moves
         if moves and self._moves[colour] % moves == 0 and self._left[colour] >= 0:
             self._left[colour] += self.control.seconds

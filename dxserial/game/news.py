@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dxserial.game.thinking import Thinking
 from dxserial.protocol.messages import Colour, colour_name
 
 __all__ = [
@@ -70,6 +71,7 @@ class MoveMade:
     seconds: int
     total: bool = False  # ``seconds`` is the mover's total for the game (cumulative times)
     left: dict[str, float] | None = None  # the director's clock after the move
+    thinking: Thinking | None = None  # what the mover said of it (Hub engines only)
 
     def event(self) -> dict[str, Any]:
         event: dict[str, Any] = {
@@ -79,6 +81,11 @@ class MoveMade:
         }
         if self.left is not None:
             event["left"] = self.left
+        if self.thinking is not None:  # the score from White's side, as in the PDN
+            event["thinking"] = {
+                "score": self.thinking.white_score(self.colour is Colour.WHITE),
+                "depth": self.thinking.depth, "pv": list(self.thinking.pv),
+            }
         return event
 
 

@@ -23,6 +23,7 @@ from dxserial.game.record import (
     RecordError,
     _now,
 )
+from dxserial.game.thinking import eval_command, parse_eval, without_eval
 from dxserial.protocol.messages import Colour
 
 __all__ = [
@@ -109,17 +110,32 @@ def clock_commands(record: GameRecord, ply: int) -> str:
     numbered move (after Black's move, or the game's last), since the clock that did not
     run still shows what it showed; and ``[%emt]``, the time the mover's MOVE said it used,
     where that is more than :data:`EMT_AFTER` from what the director charged."""
-    reading = record.clocks.get(ply)
-    if reading is None:
-        return ""
     parts: list[str] = []
-    last = ply == record.plies or ply + 1 not in record.clocks
-    if reading.mover is Colour.BLACK or last:
-        w, b = ("w", "B") if reading.mover is Colour.WHITE else ("W", "b")
-        parts.append(f"[%clock {w}{hms(reading.white)} {b}{hms(reading.black)}]")
-    if abs(reading.reported - reading.charged) > EMT_AFTER:
-        parts.append(f"[%emt {hms(reading.reported)}]")
+    thinking = record.thinking.get(ply)
+    if thinking is not None and 0 < ply <= record.plies:
+        said = eval_command(thinking, record.moves[ply - 1].colour is Colour.WHITE)
+        parts += [said] if said else []
+    reading = record.clocks.get(ply)
+    if reading is not None:
+        last = ply == record.plies or ply + 1 not in record.clocks
+        if reading.mover is Colour.BLACK or last:
+            w, b = ("w", "B") if reading.mover is Colour.WHITE else ("W", "b")
+            parts.append(f"[%clock {w}{hms(reading.white)} {b}{hms(reading.black)}]")
+        if abs(reading.reported - reading.charged) > EMT_AFTER:
+            parts.append(f"[%emt {hms(reading.reported)}]")
     return "{" + " ".join(parts) + "}" if parts else ""
+
+
+def _command_tokens(commands: str) -> list[str]:
+    """``{[%eval ..] [%pv ..] [%clock ..]}`` as tokens to wrap: each command whole, but
+    a long one (a long PV) word by word."""
+    if len(commands) <= MAX_LINE:
+        return [commands]
+    out: list[str] = []
+    for command in re.findall(r"\[%[^\]]*\]", commands):
+        out.extend([command] if len(command) <= MAX_LINE // 2 else command.split())
+    out[0], out[-1] = "{" + out[0], out[-1] + "}"
+    return out
 
 
 def clock_prose(reading: PlyClock) -> str:
@@ -180,9 +196,12 @@ def to_pdn(record: GameRecord, *, annotated: bool = False) -> str:
                 texts += [t for k, v in sorted(source.items()) if k > last for t in v]
         for text in texts:
             tokens.extend(_comment_words(text))
+        if annotated and ply in record.thinking and 0 < ply <= last:
+            said = eval_command(record.thinking[ply], record.moves[ply - 1].colour is Colour.WHITE)
+            texts.append(f"engine: {said}")
         commands = "" if annotated else clock_commands(record, ply)
         if commands:
-            tokens.append(commands)
+            tokens.extend(_command_tokens(commands))
     tokens.append(result)
     return "\n".join([*head, "", *_wrap(tokens)]) + "\n"
 
@@ -317,6 +336,18 @@ class _GameBuilder:
         record.tags = tags
         colour = start.turn
         number = 1
+        for ply, texts in self.comments.items():  # an engine's thinking beside its move
+            if not 0 < ply <= len(self.moves):
+                continue
+            white_moved = (colour is Colour.WHITE) == (ply % 2 == 1)
+            for text in texts:
+                thinking = parse_eval(text, white_moved)
+                if thinking is not None:
+                    record.thinking[ply] = thinking
+            if ply in record.thinking:  # kept as thinking, not again as comments
+                texts[:] = [t for t in map(without_eval, texts) if t]
+        for ply in [k for k, texts in self.comments.items() if not texts]:
+            del self.comments[ply]
         for text in self.moves:
             record.moves.append(RecordedMove(text=text, colour=colour, move_number=number))
             if colour is Colour.BLACK:

@@ -12,7 +12,9 @@ from datetime import datetime
 
 from dxserial.draughts import START_FEN, Position
 from dxserial.errors import DxSerialError
+from dxserial.game.clock import TimeControl
 from dxserial.game.referee import GameResult, Verdict, ViolationKind
+from dxserial.game.thinking import Thinking
 from dxserial.protocol.dxp_moves import position_from_gamereq
 from dxserial.protocol.messages import Colour, Message, escape
 from dxserial.protocol.session import GameAbandoned, GameStarted, MovePlayed, Role, TakeBack
@@ -96,6 +98,8 @@ class GameRecord:
     tags: dict[str, str] = field(default_factory=dict)  # other tags read from a file
     notes: dict[int, list[str]] = field(default_factory=dict)
     clocks: dict[int, PlyClock] = field(default_factory=dict)
+    #: What the mover said of the move that made ply ``k`` (Hub engines only).
+    thinking: dict[int, Thinking] = field(default_factory=dict)
 
     @property
     def plies(self) -> int:
@@ -137,14 +141,15 @@ class GameRecord:
                 texts.setdefault(plies, []).extend(texts.pop(ply))
         for ply in [k for k in self.clocks if k > plies]:
             del self.clocks[ply]
+        for ply in [k for k in self.thinking if k > plies]:
+            del self.thinking[ply]
 
 
 def time_control_tag(seconds: float, moves: int) -> str:
     """PGN's TimeControl: ``moves/seconds`` for a period of that many moves (the same again
-    after it), ``seconds`` for the whole game, ``-`` without a clock."""
-    if seconds <= 0:
-        return "-"
-    return f"{moves}/{seconds:g}" if moves else f"{seconds:g}"
+    after it), ``seconds`` for the whole game, ``-`` without a clock (the GAMEREQ's forms of
+    :meth:`~dxserial.game.clock.TimeControl.tag`)."""
+    return TimeControl(seconds, moves).tag()
 
 
 # --------------------------------------------------------------------------- recorder

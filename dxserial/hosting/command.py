@@ -11,7 +11,8 @@ How an engine speaks (``speaks``) is one entry of :data:`KINDS`, one small funct
 * ``dosbox``: a DOS program (DXENG.COM by default) in a headless DOSBox whose COM1 is a
   nullmodem port on ``{port}``; the director connects as ``dosbox://`` (NULMODEM link).
 * ``hub``: a Hub engine (stdin/stdout) behind ``dxserial engine tcp://...:{port} --role
-  follower --hub COMMAND``, which speaks DXP for it and connects to the director.
+  follower --tell-thinking --hub COMMAND``, which speaks DXP for it and connects to the
+  director, and tells it the engine's thinking by CHAT (:mod:`dxserial.game.thinking`).
 """
 
 from __future__ import annotations
@@ -113,8 +114,13 @@ def _dosbox(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
 def _hub(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
     """The Hub engine runs as the child of a DXP follower that dxserial starts for it."""
     argv, files = _common(cmd, port, workdir)
+    level: list[str] = []  # the tournament's time control a GAMEREQ cannot say
+    if cmd.extra.get("increment"):
+        level += ["--increment", f"{float(cmd.extra['increment']):g}"]
+    if cmd.extra.get("move_time") is not None:
+        level += ["--move-time", f"{float(cmd.extra['move_time']):g}"]
     adapter = (sys.executable, "-m", "dxserial", "engine", f"tcp://{HOST}:{port}",
-               "--role", "follower", "--hub", shlex.join(argv))
+               "--role", "follower", "--tell-thinking", *level, "--hub", shlex.join(argv))
     return Launch(adapter, files, f"listen://{HOST}:{port}")
 
 
@@ -125,6 +131,8 @@ class Kind:
     launch: Callable[[EngineCommand, int, Path], Launch]
     director_listens: bool = False  # the engine connects to the director's {port}
     needs_command: bool = True
+    #: Its scores reach the director (a Hub engine's info, by its follower's CHAT).
+    reports_thinking: bool = False
 
 
 #: ``speaks`` -> its :class:`Kind`.  One more kind is one more function and one row here.
@@ -132,7 +140,7 @@ KINDS: dict[str, Kind] = {
     "dxp-server": Kind(_dxp_server),
     "dxp-client": Kind(_dxp_client, director_listens=True),
     "dosbox": Kind(_dosbox, needs_command=False),
-    "hub": Kind(_hub, director_listens=True),
+    "hub": Kind(_hub, director_listens=True, reports_thinking=True),
 }
 #: Kinds planned but not in this build: the line a user gets instead.
 UNAVAILABLE: dict[str, str] = {}

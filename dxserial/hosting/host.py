@@ -72,6 +72,7 @@ class CommandEndpoint(EngineEndpoint):
         where = Endpoint(HOST, 0 if kind is EndpointKind.LISTEN else 1)  # port: at start
         super().__init__(EndpointSpec(kind, f"runs {program}", address=where), options)
         self.cmd = cmd
+        self.reports_thinking = KINDS[cmd.speaks].reports_thinking
         self.label = label
         self.workdir = workdir.absolute()  # the engine runs in it: paths must not be relative
         self.log_path = log_path

@@ -15,7 +15,8 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from dxserial.draughts import LegalMove, Position
+from dxserial.draughts import LegalMove, Position, pdn_in
+from dxserial.game.thinking import Thinking
 from dxserial.protocol import hub
 
 __all__ = ["Done", "Failed", "HubClient", "Info", "Ready"]
@@ -30,7 +31,10 @@ class Ready:
 
 @dataclass(frozen=True)
 class Done:
+    """The engine's move, with what its last ``info`` lines of this search said of it."""
+
     move: LegalMove
+    thinking: Thinking | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,8 @@ class HubClient:
     name: str = ""
     position: Position | None = None
     params: dict[str, str] = field(default_factory=dict)
+    #: The running search's ``info`` so far: score, depth, pv (each from its latest line).
+    heard: dict[str, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -92,6 +98,7 @@ class HubClient:
         if self.state is not _State.IDLE:
             raise RuntimeError(f"think() while {self.state.value}")
         self.state = _State.SEARCHING
+        self.heard = {}
         position = start
         for move in moves:
             position = position.play(move)
@@ -126,6 +133,10 @@ class HubClient:
         if name == "error":
             return [Info(f"error: {command.get('message') or text.strip()}")]
         if name == "info":
+            if self.searching:
+                self.heard.update(
+                    (k, command.get(k) or "") for k in ("score", "depth", "pv") if command.has(k)
+                )
             return []
         if name == "pong":
             return []
@@ -159,7 +170,27 @@ class HubClient:
         except hub.HubError as exc:
             return self._fail(f"bad move: {exc}")
         self.state = _State.IDLE
-        return [Done(move)]
+        return [Done(move, self._thinking(position, move))]
+
+    def _thinking(self, position: Position, move: LegalMove) -> Thinking | None:
+        """The search's info as PDN: its PV as far as it is legal from ``move`` on (a PV
+        that starts with another move is of an earlier pass and is left out)."""
+        heard = self.heard
+        thinking = Thinking.from_fields(heard.get("score"), heard.get("depth"), heard.get("pv"))
+        if thinking is None:
+            return None
+        pv: list[str] = []
+        at = position
+        for text in thinking.pv:
+            try:
+                step = hub.parse_hub_move(at, text)
+            except hub.HubError:
+                break
+            if not pv and step != move:
+                break
+            pv.append(pdn_in(at, step))
+            at = at.play(step)
+        return Thinking(thinking.score, thinking.depth, tuple(pv))
 
     def _fail(self, reason: str) -> list[Event]:
         self.state = _State.FAILED

@@ -23,8 +23,11 @@ from dataclasses import dataclass
 
 from dxserial import __version__
 from dxserial.draughts import LegalMove, Position
-from dxserial.engine.search import MAX_DEPTH
+from dxserial.engine.search import MAN, MAX_DEPTH
 from dxserial.protocol import hub
+
+#: The score a won game is reported as (men): the search's win is a huge number.
+WON = 99.0
 
 __all__ = ["CutSearch", "HubEngine", "Log", "Quit", "Send", "Think"]
 
@@ -83,14 +86,23 @@ class HubEngine:
         except hub.HubError as exc:
             return [Send(hub.line("error", message=str(exc))), Log(f"hub: {exc}")]
 
-    def searched(self, move: LegalMove | None, seconds: float) -> list[Action]:
-        """The runner's search ended with ``move`` (``None``: no legal move)."""
+    def searched(
+        self, move: LegalMove | None, seconds: float, *, score: int | None = None, depth: int = 0
+    ) -> list[Action]:
+        """The runner's search ended with ``move`` (``None``: no legal move); ``score``
+        (100 a man, the mover's side) and ``depth``: its deepest finished pass, if any."""
         self.searching = False
         self.searches += 1
         if move is None:
             text = "the position has no legal move"
             return [Send(hub.line("error", message=text)), Log(f"hub: {text}")]
-        info = hub.info_line({"time": round(seconds, 3)})
+        fields: dict[str, object] = {}
+        if score is not None and depth:
+            fields["depth"] = depth
+            fields["score"] = f"{max(-WON, min(WON, score / MAN)):.2f}"
+            fields["pv"] = hub.format_hub_move(move)
+        fields["time"] = round(seconds, 3)
+        info = hub.info_line(fields)
         return [Send(info), Send(hub.line("done", move=hub.format_hub_move(move)))]
 
     def _command(self, command: hub.HubLine, now: float) -> list[Action]:

@@ -13,10 +13,10 @@ import random
 import threading
 import time
 
-from dxserial.draughts import LegalMove
 from dxserial.drive.actions import Action, Done, Log, Send, Work
 from dxserial.drive.machine import BaseMachine
-from dxserial.engine.search import SearchCancelled, choose_move
+from dxserial.engine.search import SearchCancelled, Thought
+from dxserial.engine.search import think as search_move
 from dxserial.hub import engine as hub_engine
 from dxserial.hub.engine import HubEngine, Think
 from dxserial.protocol import hub
@@ -37,15 +37,15 @@ class _Search:
     def _clock(self) -> float:
         return math.inf if self.cut.is_set() else time.monotonic()
 
-    def run(self) -> LegalMove | None:
+    def run(self) -> Thought:
         think = self.think
         deadline = think.deadline if think.deadline is not None else math.inf
         try:
-            return choose_move(
+            return search_move(
                 think.position, think.depth, self.rng, deadline=deadline, clock=self._clock
             )
         except SearchCancelled:
-            return None
+            return Thought(None)
 
 
 class HubEngineMachine(BaseMachine[str]):
@@ -60,11 +60,14 @@ class HubEngineMachine(BaseMachine[str]):
             return []
         return self._take(self.engine.receive(text, now), now)
 
-    def searched(self, move: LegalMove | None, now: float) -> list[Action]:
-        """The search ended (in its thread) with ``move``; back on the event loop."""
+    def searched(self, thought: Thought, now: float) -> list[Action]:
+        """The search ended (in its thread) with ``thought``; back on the event loop."""
         search, self.search = self.search, None
         spent = now - search.started if search is not None else 0.0
-        return self._take(self.engine.searched(move, spent), now)
+        return self._take(
+            self.engine.searched(thought.move, spent, score=thought.score, depth=thought.depth),
+            now,
+        )
 
     def stop(self, now: float) -> list[Action]:
         self.cut()

@@ -18,6 +18,7 @@ then ends its DXP game with a GAMEEND.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
 import shlex
@@ -30,12 +31,13 @@ from dxserial.draughts import LegalMove, Position
 from dxserial.engine.mover import MoverFailed
 from dxserial.engine.search import SearchCancelled
 from dxserial.errors import ConfigError
+from dxserial.game.thinking import Thinking
 from dxserial.hub.client import Done, Failed, HubClient, Info, Ready
 from dxserial.hub.clock import say_seconds
 from dxserial.protocol import hub
 from dxserial.transports.child import describe_status
 
-__all__ = ["HubMover", "MoverFailed", "hub_name", "reversible_tail"]
+__all__ = ["HubMover", "MoverFailed", "check_hub_level", "hub_name", "reversible_tail"]
 
 _POLL = 0.05  # seconds between looks at the cancel flag while waiting
 
@@ -51,6 +53,8 @@ class HubMover:
         grace: float = 2.0,
         max_wait: float = 60.0,
         start_timeout: float = 30.0,
+        increment: float = 0.0,
+        move_time: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         try:
@@ -64,6 +68,10 @@ class HubMover:
         self.grace = grace
         self.max_wait = max_wait
         self.start_timeout = start_timeout
+        #: What the director's clock keeps that a GAMEREQ cannot say: ``level inc=`` with
+        #: the time left, or ``level move-time=`` instead of the clock.
+        self.increment = increment
+        self.move_time = move_time
         self.client = HubClient()
         self._clock = clock
         self._proc: subprocess.Popen[bytes] | None = None
@@ -71,6 +79,8 @@ class HubMover:
         self._game: int | None = None
         self._lock = threading.Lock()
         self.notes: list[str] = []  # the engine's error lines, for the log
+        #: What the engine's ``info`` said of its last move (None: nothing).
+        self.thinking: Thinking | None = None
 
     @property
     def name(self) -> str:
@@ -111,9 +121,15 @@ class HubMover:
             if self._game != game:
                 self._send(self.client.new_game())
                 self._game = game
-            if seconds_left is None:
+            if self.move_time is not None:
+                level = hub.Level(move_time=self.move_time)
+                wait = self.move_time
+            elif seconds_left is None:
                 level = hub.Level(depth=self.depth)
                 wait = self.max_wait
+            elif self.increment:
+                level = hub.Level(time=round(seconds_left, 3), inc=self.increment)
+                wait = seconds_left
             else:
                 level = hub.Level(time=round(seconds_left, 3), moves=moves_left or None)
                 wait = seconds_left
@@ -136,6 +152,7 @@ class HubMover:
                     continue
                 for event in events:
                     if isinstance(event, Done):
+                        self.thinking = event.thinking
                         return event.move
 
     def _events(
@@ -206,6 +223,20 @@ class HubMover:
         if proc.stdout is not None:
             proc.stdout.close()
         return code
+
+
+def check_hub_level(increment: float, move_time: float | None, hub: bool) -> None:
+    """``--increment`` and ``--move-time``: numbers, one of them, and only for a Hub engine
+    (the built-in DXP player knows only the GAMEREQ's clock)."""
+    if not (increment >= 0 and math.isfinite(increment)):
+        raise ConfigError(f"--increment {increment:g}: must be seconds >= 0")
+    if move_time is not None and not (move_time > 0 and math.isfinite(move_time)):
+        raise ConfigError(f"--move-time {move_time:g}: must be seconds > 0")
+    if increment and move_time is not None:
+        raise ConfigError("--increment and --move-time: give one of the two")
+    if (increment or move_time is not None) and not hub:
+        raise ConfigError("--increment/--move-time: need --hub (a DXP GAMEREQ carries only "
+                          "minutes and moves; only a Hub engine is told more, by 'level')")
 
 
 def reversible_tail(positions: Sequence[Position]) -> tuple[Position, list[LegalMove]]:

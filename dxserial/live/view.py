@@ -40,6 +40,7 @@ class LiveView:
                 "opening": event.get("opening", ""),
                 "minutes": event.get("minutes", 0),
                 "moves": [],
+                "thinking": [],  # per move: score (White's side), depth, pv, or None
                 "used": {"White": 0, "Black": 0},
                 "result": None,
                 "reason": "",
@@ -51,6 +52,8 @@ class LiveView:
             return None
         if kind == "move":
             game["moves"].append(str(event.get("pdn", "?")))
+            said = event.get("thinking")
+            game["thinking"].append(said if isinstance(said, dict) else None)
             if event.get("fen") is not None:  # None: position unknown, the last one stays
                 game["fen"] = event["fen"]
             colour = str(event.get("colour", "White"))
@@ -63,6 +66,7 @@ class LiveView:
                 game["clock"] = dict(event["left"])
         elif kind == "takeback":  # the bridge sees take-backs (BACKACC code 0)
             del game["moves"][int(event.get("ply", 0)) :]
+            del game["thinking"][int(event.get("ply", 0)) :]
             if event.get("fen") is not None:
                 game["fen"] = event["fen"]
         elif kind == "result":

@@ -16,6 +16,7 @@ from collections import deque
 
 from dxserial.drive.actions import Action, Done, Log, News, Say, Send
 from dxserial.drive.machine import BaseMachine
+from dxserial.game.adjudication import Adjudicator
 from dxserial.game.arbiter import clock_left, time_loss
 from dxserial.game.clock import GameClock
 from dxserial.game.news import GameOpened, MoveMade
@@ -124,6 +125,7 @@ class GameConductor(BaseMachine[str]):
         self._clock: GameClock | None = None
         self._to_move = self.white
         self._relayed: bytes | None = None  # the last MOVE relayed: its delivery starts a clock
+        self._adjudicator: Adjudicator | None = None  # the scores, when adjudication is on
         self._end: EndExchange | None = None
 
     @property
@@ -380,7 +382,11 @@ class GameConductor(BaseMachine[str]):
         self._judge(request, Role.INITIATOR)
         opened = self._judge(accepted["B"], Role.FOLLOWER)
         self.record = self.recorder.current
-        control = self.cfg.arbiter.control(self.cfg.minutes, self.cfg.period)
+        for engine in self.engines.values():
+            engine.thinking = None  # told before this game: not about its moves
+        rules = self.cfg.adjudication
+        self._adjudicator = Adjudicator(rules) if rules.on else None
+        control = self.cfg.control()
         clock = self._clock = GameClock(control) if control is not None else None
         referee = self.referee
         if referee.position is not None:
@@ -452,6 +458,7 @@ class GameConductor(BaseMachine[str]):
                 self._time_loss(side, clock, now, out)
                 return
         verdict = self._judge(msg, Role.INITIATOR if side == "A" else Role.FOLLOWER)
+        thinking, engine.thinking = engine.thinking, None
         if not verdict.ok:
             send(engine, side, chat_for(verdict), self.level, out)
             result = GameResult.win_for(
@@ -470,13 +477,19 @@ class GameConductor(BaseMachine[str]):
                     colour, clock.left(Colour.WHITE, now), clock.left(Colour.BLACK, now),
                     charged, msg.seconds,
                 ))
+        if thinking is not None and self.record is not None:
+            self.record.thinking[self.record.plies] = thinking
+        played = next((e for e in verdict.events if isinstance(e, MovePlayed)), None)
+        adjudged = None
+        if self._adjudicator is not None and played is not None:
+            adjudged = self._adjudicator.observe(colour, thinking, played.move_number)
         if referee.position is not None:
             out.append(News(MoveMade(
                 self.number, referee.dialogue.plies, verdict.pdn or "?", colour,
                 referee.position.to_fen(), msg.seconds,
                 left=clock_left(clock, now) if clock else None,
+                thinking=thinking,
             )))
-        played = next((e for e in verdict.events if isinstance(e, MovePlayed)), None)
         self.status = (
             f"game {self.number}/{self.cfg.games}: move {played.move_number if played else 0} "
             f"{colour_name(colour)} {verdict.pdn}  |  {self.score}"
@@ -490,12 +503,25 @@ class GameConductor(BaseMachine[str]):
         elif verdict.result is not None:
             self._decided(verdict.result, {engine.label: EndReason.RESIGN,
                                            opponent.label: EndReason.WIN}, now, out)
+        elif adjudged is not None:
+            self._adjudicated(adjudged, now, out)
         elif self.cfg.moves and referee.dialogue.plies >= 2 * self.cfg.moves:
             result = GameResult("1-1", f"draw: move limit of {self.cfg.moves} moves reached")
             self._decided(result, both, now, out)
         else:
             self._to_move = other
             self._deadline = now + self.cfg.move_timeout
+
+    def _adjudicated(self, result: GameResult, now: float, out: list[Action]) -> None:
+        """The engines' scores end the game: both are told by CHAT, then GAMEEND."""
+        for s in SIDES:
+            send(self.engines[s], s, Chat.carrying(f"referee: {result.reason}"), self.level, out)
+        if result.winner is None:
+            told = {e.label: EndReason.DRAW for e in self.engines.values()}
+        else:
+            told = {self.engines[s].label: EndReason.RESIGN if self.colours[s] is result.winner
+                    else EndReason.WIN for s in SIDES}
+        self._decided(result, told, now, out)
 
     def _time_loss(self, side: str, clock: GameClock, now: float, out: list[Action]) -> None:
         """``side``'s flag fell: it loses; both engines are told by CHAT, then GAMEEND."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from dxserial.drive.actions import Action, Log, Say, Send
 from dxserial.errors import DialogueError, DuplicateMessageError, MessageError
+from dxserial.game.thinking import Thinking
 from dxserial.match.initiators import forfeit_reason, named_line
 from dxserial.protocol.messages import (
     BackAccept,
@@ -90,6 +91,10 @@ class Engine:
     #: initiator (see :mod:`dxserial.match.initiators`); and whether the user was told.
     initiator: str | None = None
     initiator_named: bool = False
+    #: It tells its thinking by CHAT before each move (see dxserial.game.thinking); the
+    #: thinking told for the move to come.
+    reports_thinking: bool = False
+    thinking: Thinking | None = None
 
     @property
     def usable(self) -> bool:
@@ -168,7 +173,12 @@ def intake(
     msg = payload
     out.append(Log(level, f"<- {label}: {escape(msg.wire)} ({msg.NAME})"))
     if isinstance(msg, Chat):
-        out.append(Log(logging.INFO, f"chat from engine {label}: {msg.text}"))
+        told = Thinking.from_chat(msg.text) if engine.reports_thinking else None
+        if told is not None:
+            engine.thinking = told
+            out.append(Log(logging.DEBUG, f"engine {label}: {msg.text}"))
+        else:
+            out.append(Log(logging.INFO, f"chat from engine {label}: {msg.text}"))
         return None
     if engine.late_answer:
         engine.late_answer = False

@@ -49,6 +49,9 @@ class MatchEngine(Engine):
     reader: asyncio.Task[None] | None = field(default=None, kw_only=True)
     generation: int = field(default=0, kw_only=True)
 
+    def __post_init__(self) -> None:
+        self.reports_thinking = self.endpoint.reports_thinking
+
 
 class Playing:
     """One game on the desk: its conductor, which slot is its side "A" and "B", and what

@@ -13,7 +13,7 @@ from dxserial.draughts import START_FEN, Position
 from dxserial.errors import DxSerialError
 from dxserial.game.clock import TimeControl
 from dxserial.game.pdn import write_pdn
-from dxserial.game.record import GameRecord, time_control_tag
+from dxserial.game.record import GameRecord
 from dxserial.game.referee import GameResult
 from dxserial.protocol.messages import Colour, Piece
 
@@ -69,7 +69,7 @@ def save_game(
     if opening:
         record.tags["Opening"] = opening
     if time_control is not None:
-        record.tags["TimeControl"] = time_control_tag(time_control.seconds, time_control.moves)
+        record.tags["TimeControl"] = time_control.tag()
     if position is not None and record.start_fen == START_FEN:
         record.start_fen = Position.from_dxp(position, to_move or Colour.WHITE).to_fen()
     try:

@@ -7,6 +7,7 @@ a forfeit, a clock started where the link delivered the move.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 from dataclasses import dataclass, field
@@ -14,8 +15,9 @@ from pathlib import Path
 
 from dxserial.drive.actions import Log
 from dxserial.engine.player import DEFAULT_NAME
+from dxserial.game.adjudication import Adjudication
 from dxserial.game.arbiter import ArbiterSettings
-from dxserial.game.clock import GameClock
+from dxserial.game.clock import GameClock, TimeControl
 from dxserial.game.referee import GameResult, Referee, false_claim_scored, gameend_result
 from dxserial.match.engine import Engine
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
@@ -71,6 +73,24 @@ class MatchConfig:
     listen_first: float = LISTEN_FIRST
     #: PDN with the referee's notes, the clock as prose instead of commands (docs/pdn.md).
     pdn_notes: bool = False
+    #: Time controls only Hub engines are told of (``level``; not in a GAMEREQ): a Fischer
+    #: increment in seconds, or seconds per move (then ``minutes`` is not the clock's).
+    increment: float = 0.0
+    move_time: float | None = None
+    #: Games ended on the engines' scores (Hub engines only; off by default).
+    adjudication: Adjudication = field(default_factory=Adjudication)
+
+    def control(self) -> TimeControl | None:
+        """The director's clock for a game: the arbiter's reading of the GAMEREQ, with the
+        increment, or the time per move instead."""
+        control = self.arbiter.control(self.minutes, self.period)
+        if self.move_time is not None:
+            if self.arbiter.time_control == "off":
+                return None
+            return TimeControl(self.move_time, 0, self.arbiter.clock_margin, per_move=True)
+        if control is not None and self.increment:
+            control = dataclasses.replace(control, moves=0, increment=self.increment)
+        return control
 
     @property
     def period(self) -> int:

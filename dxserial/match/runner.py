@@ -205,7 +205,7 @@ class Match:
             result, event=self.cfg.event, label_players=self.cfg.label_players,
             pdn_dir=self.cfg.pdn_dir, opening=start.label, position=start.position,
             to_move=start.to_move,
-            time_control=self.cfg.arbiter.control(self.cfg.minutes, self.cfg.period),
+            time_control=self.cfg.control(),
             annotated=self.cfg.pdn_notes,
         )
         if self.watch is not None:

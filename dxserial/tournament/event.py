@@ -78,6 +78,7 @@ class Schedule:
                         white, black = (b, a) if flip else (a, b)
                         games.append(Pairing(len(games) + 1, white, black, index, rnd))
         self.games = games
+        self._numbers = {(g.round, g.opening, g.white, g.black): g.number for g in games}
         openings = [o.text for o in spec.openings]
         played: list[object] = [[asdict(g) for g in games], openings, spec.moves, spec.minutes]
         if spec.time_moves is not None:  # only then: a file of before keeps its fingerprint
@@ -104,6 +105,19 @@ class Schedule:
             out.append(game)
             busy |= {game.white, game.black} - many
         return out
+
+    def partner(self, game: Pairing) -> Pairing:
+        """The game of the same ballot (round, opening, engines) with colours reversed."""
+        number = self._numbers[(game.round, game.opening, game.black, game.white)]
+        return self.games[number - 1]
+
+    def halves(
+        self, ready: list[Pairing], done: Iterable[int], running: Iterable[Pairing]
+    ) -> list[Pairing]:
+        """Of ``ready``, the games whose ballot's other colour is done or in play: after an
+        SPRT's verdict, no ballot is left played with one colour only."""
+        begun = set(done) | {g.number for g in running}
+        return [g for g in ready if self.partner(g).number in begun]
 
     def last_for(self, game: Pairing, done: Iterable[int]) -> set[str]:
         """The engines of ``game`` that have no other unplayed game (they get stop code 1)."""

@@ -8,6 +8,9 @@ shown commented out, so the example stays a file that reads.
 
 from __future__ import annotations
 
+from dxserial.game import adjudication
+from dxserial.tournament import ballots, hub_time
+
 #: Top-level key -> (example value as TOML, what it means).
 TOP: dict[str, tuple[str, str]] = {
     "event": ('"Lab round robin"', "the event's name (PDN Event tag, page title)"),
@@ -24,8 +27,12 @@ TOP: dict[str, tuple[str, str]] = {
     "concurrency": ("1", "games at the same time (--concurrency wins)"),
     "pdn": ('"games"', "folder (relative to the file): a PDN per game, event.pdn, the state"),
     "pdn_notes": ("false", "PDN with the referee's notes, clocks as prose instead of commands"),
-    "openings": ('["", "1. 32-28 18-23"]', '"": the normal start; PDN moves or a FEN'),
+    "openings": ('["", "1. 32-28 18-23"]', '"": the normal start; PDN moves or a FEN; or '
+                 '"2-move": every 2-move ballot (docs/ballots.md)'),
     "openings_file": ('"book.txt"', "one FEN or PDN move list a line (relative to the file)"),
+    **{key: (example, about) for key, (_, example, about) in ballots.KEYS.items()},
+    **{key: (example, about) for key, (example, about) in adjudication.KEYS.items()},
+    **{key: (example, about) for key, (_, example, about) in hub_time.KEYS.items()},
     "on_unreachable": ('"stop"', 'an engine not reached before its first game: "stop" or '
                        '"forfeit" its games'),
     "draw_rules": ('"fmjd"', 'FMJD\'s draw rules end games, or "off" (the move limit only)'),
@@ -61,7 +68,9 @@ ENGINE: dict[str, tuple[str, str]] = {
 }
 
 #: Shown commented out: each needs or excludes something the example does not have.
-COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", "moves", "time_moves", "cluster",
+COMMENTED = frozenset({"gauntlet", "sprt", "openings_file", "openings_seed", "moves",
+                       *adjudication.KEYS, *hub_time.KEYS,
+                       "time_moves", "cluster",
                        *list(ENGINE)[3:]})
 
 

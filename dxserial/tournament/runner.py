@@ -113,6 +113,9 @@ class Tournament:
             log_messages=log_messages,
             label_players=True,
             arbiter=spec.arbiter,
+            adjudication=spec.adjudication,
+            increment=spec.hub_time.increment,
+            move_time=spec.hub_time.move_time,
         )
         self.scores = Scores(spec.names)
         self._running: dict[int, tuple[Pairing, Match]] = {}
@@ -298,10 +301,12 @@ class Tournament:
     async def _loop(self) -> None:
         tasks: dict[asyncio.Task[GameSummary | None], Pairing] = {}
         while True:
-            if not self._stopping and self.decided is None:
+            if not self._stopping:
                 running = [g for g, _ in self._running.values()]
                 free = self.concurrency - len(running)
                 ready = self.schedule.ready(self.state.games, running, self.parallel)
+                if self.decided is not None:  # only the other colour of a ballot begun
+                    ready = self.schedule.halves(ready, self.state.games, running)
                 for game in ready[: max(0, free)]:
                     match = self._start(game)
                     task = asyncio.create_task(self._play(game, match))

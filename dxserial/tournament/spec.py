@@ -13,13 +13,18 @@ from typing import Any
 from dxserial.draughts import FenError, Position
 from dxserial.draughts.notation import parse_pdn_move
 from dxserial.errors import ConfigError, DxSerialError
+from dxserial.game import adjudication
+from dxserial.game.adjudication import Adjudication
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.hosting.command import (
+    KINDS,
     EngineCommand,
     check_endpoint_text,
     parse_engine_command,
 )
 from dxserial.tomltext import parse_toml
+from dxserial.tournament import ballots, hub_time
+from dxserial.tournament.hub_time import HubTime
 from dxserial.tournament.sprt import SprtConfig, parse_sprt
 from dxserial.transports.endpoints import EndpointKind, parse_engine_endpoint
 
@@ -31,6 +36,7 @@ __all__ = [
     "Opening",
     "TournamentSpec",
     "check_cluster",
+    "check_scores",
     "engine_entry",
     "parse_opening",
 ]
@@ -52,7 +58,8 @@ _ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_co
 #: Every top-level key the reader takes (``dxserial tournament --keys`` describes each).
 KNOWN_KEYS = frozenset({
     *_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file", "moves",
-    "time_moves", "pdn_notes", "cluster",
+    "time_moves", "pdn_notes", "cluster", *ballots.KEYS, *adjudication.KEYS,
+    *hub_time.KEYS,
 })
 #: Keys of any engine table that say where its games may run on a cluster (worker resources).
 PLACEMENT_KEYS = frozenset({"worker", "resources"})
@@ -133,6 +140,12 @@ class TournamentSpec:
     sprt: SprtConfig | None = None
     #: ``tcp://SCHEDULER:PORT`` of a Dask scheduler: games are tasks on its workers.
     cluster: str | None = None
+    #: Fischer increment or time per move (Hub engines only; ``minutes`` without them).
+    hub_time: HubTime = field(default_factory=HubTime)
+    #: Games ended on the engines' scores (engines that report them only).
+    adjudication: Adjudication = field(default_factory=Adjudication)
+    #: The order the openings were put in (already applied to ``openings``).
+    opening_order: ballots.BallotOrder = field(default_factory=ballots.BallotOrder)
 
     @classmethod
     def from_toml(
@@ -198,13 +211,27 @@ class TournamentSpec:
             if not isinstance(values[key], int | float) or not values[key] > 0:
                 raise ConfigError(f"{source}: {key} must be a number of seconds > 0")
         openings_raw = values["openings"]
+        if isinstance(openings_raw, str):
+            openings_raw = ballots.named_openings(openings_raw, source)
         if not isinstance(openings_raw, list) or not all(isinstance(o, str) for o in openings_raw):
-            raise ConfigError(f"{source}: openings must be a list of strings (FEN or PDN moves)")
+            raise ConfigError(
+                f'{source}: openings must be a list of strings (FEN or PDN moves) or "2-move"'
+            )
         if "openings_file" in data:
             openings_raw = [*openings_raw, *_openings_file(data["openings_file"], source, base)]
+        order = ballots.BallotOrder.from_dict(data, source)
+        if openings_raw:
+            openings_raw = ballots.ordered(openings_raw, order, source)
+        elif order != ballots.BallotOrder():
+            raise ConfigError(f"{source}: openings_order/openings_start need openings")
         openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
         if sprt is not None and len(engines) != 2:
             raise ConfigError(f"{source}: sprt needs exactly two engines (A is the first listed)")
+        timing = HubTime.checked(data, engines, source)
+        engines = [timing.told(e) for e in engines]
+        judged = Adjudication.checked(data, lambda key: f"{source}: {key}")
+        if judged.on:
+            check_scores(engines, judged, source)
         cluster = data.get("cluster")
         if cluster is not None:
             cluster = check_cluster(cluster, source)
@@ -232,6 +259,9 @@ class TournamentSpec:
             on_unreachable=values["on_unreachable"],
             sprt=sprt,
             cluster=cluster,
+            opening_order=order,
+            adjudication=judged,
+            hub_time=timing,
         )
 
     @property
@@ -256,6 +286,18 @@ def _openings_file(name: Any, source: str, base: Path | None) -> list[str]:
     if not found:
         raise ConfigError(f"{source}: openings_file {path} has no opening in it")
     return found
+
+
+def check_scores(engines: list[EngineEntry], judged: Adjudication, source: str) -> None:
+    """Adjudication needs every game's two engines to report scores: every pairing here
+    has each engine in it, so every engine must (only a Hub engine does)."""
+    for engine in engines:
+        if engine.command is None or not KINDS[engine.command.speaks].reports_thinking:
+            raise ConfigError(
+                f"{source}: {' and '.join(judged.keys())}: engine {engine.name!r} reports no "
+                f'scores (only an engine with speaks = "hub" does; DXP carries none), so its '
+                "games cannot be adjudicated"
+            )
 
 
 def check_cluster(value: Any, source: str) -> str:

@@ -118,6 +118,8 @@ class EngineEndpoint:
         self._busy = False
         self._early: Port | None = None
         self.listen_address: Endpoint | None = None
+        #: The engine tells its thinking by CHAT (dxserial's follower of a Hub engine).
+        self.reports_thinking = False
 
     @property
     def layer1(self) -> LinkKind:
