@@ -8,8 +8,9 @@ error naming the key and the file.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,18 +43,41 @@ def layered(
     return merged
 
 
+def read_toml(path: Path, what: str, hint: str) -> dict[str, Any]:
+    """The TOML file at ``path`` as a table: every settings file is read here (``what``
+    names it in errors, ``hint`` says which file to name instead)."""
+    return parse_toml(read_text(path, what, hint, limit=MAX_CONFIG_BYTES), str(path))
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """TOML ``text`` as a table; :class:`ConfigError` names ``source`` and the mistake."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+
+
+def did_you_mean(key: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'baud'?)`` for a mistyped key, or "" when nothing is close."""
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def unknown_key(where: str, key: str, known: Iterable[str], listed: str = "") -> ConfigError:
+    """The one line for a key a file may not hold: ``where``, the key, the closest known key,
+    then ``listed`` (where the keys are told, e.g. "dxserial serve --keys lists them")."""
+    known = list(known)
+    tail = listed or f"known keys: {', '.join(sorted(known))}"
+    return ConfigError(f"{where}: unknown key '{key}'{did_you_mean(key, known)} ({tail})")
+
+
 def load_config(path: Path, schema: Mapping[str, type]) -> dict[str, Any]:
     """Read ``path`` and return its settings; ``schema`` maps each allowed key to its type."""
-    text = read_text(path, "config file", CONFIG_HINT, limit=MAX_CONFIG_BYTES)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, "config file", CONFIG_HINT)
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key not in schema:
-            known = ", ".join(sorted(schema))
-            raise ConfigError(f"{path}: unknown key '{key}' (known keys: {known})")
+            raise unknown_key(str(path), key, schema)
         out[key] = _check(path, key, value, schema[key])
     return out
 

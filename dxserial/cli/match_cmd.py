@@ -210,12 +210,13 @@ def match_command(
     named = load_engines(engines_file) if engines_file is not None else {}
     endpoints: list[EngineEndpoint] = []
     for text, own in ((endpoint_a, link_a), (endpoint_b, link_b)):
-        these = (
-            options
-            if own is None
-            else dataclasses.replace(options, link=link_kind("--link-a/--link-b", own))
-        )
-        endpoints.append(engine_endpoint(text, named, these, pdn))
+        these, tables = options, named
+        if own is not None:  # the side's own --link-a/--link-b wins over its table's link
+            link_of = link_kind("--link-a/--link-b", own)
+            these = dataclasses.replace(options, link=link_of)
+            if text in named:
+                tables = {text: dataclasses.replace(named[text], link=link_of)}
+        endpoints.append(engine_endpoint(text, tables, these, pdn))
     config = MatchConfig(
         games=games,
         minutes=minutes,

@@ -21,7 +21,7 @@ from dxserial.hosting.command import (
     parse_engine_command,
 )
 from dxserial.tournament.sprt import SprtConfig, parse_sprt
-from dxserial.transports.endpoints import EndpointKind, parse_engine_endpoint
+from dxserial.transports.endpoints import EndpointKind, LinkKind, parse_engine_endpoint
 
 __all__ = [
     "KNOWN_KEYS",
@@ -94,7 +94,7 @@ class EngineEntry:
 
     name: str
     endpoint: str
-    link: str | None = None
+    link: LinkKind | None = None
     baud: int | None = None
     command: EngineCommand | None = None
     #: On a cluster: the worker (its ``--name``) that alone may play this engine's games.
@@ -329,4 +329,9 @@ def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> Engin
         parse_engine_endpoint(entry["endpoint"])
     except ConfigError as exc:
         raise ConfigError(f"{source}: engine {name!r}: {exc}") from None
-    return EngineEntry(name, entry["endpoint"], entry.get("link"), entry.get("baud"), **placed)
+    link, baud = entry.get("link"), entry.get("baud")
+    if link is not None and link not in ("nulmodem", "nul"):
+        raise ConfigError(f"{source}: engine {name!r}: link {link!r} is not 'nulmodem' or 'nul'")
+    if baud is not None and (not isinstance(baud, int) or isinstance(baud, bool) or baud <= 0):
+        raise ConfigError(f"{source}: engine {name!r}: baud must be a whole number > 0")
+    return EngineEntry(name, entry["endpoint"], link, baud, **placed)
