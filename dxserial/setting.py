@@ -116,7 +116,8 @@ class Setting:
         if self.about:
             return self.about
         text = self.help.rstrip(".")
-        return text[:1].lower() + text[1:] if text[1:2].islower() else text
+        first = text.split(" ", 1)[0]
+        return text if first.isupper() and len(first) > 1 else text[:1].lower() + text[1:]
 
 
 def setting(default: Any = dataclasses.MISSING, *, like: Setting | None = None,
