@@ -63,12 +63,14 @@ def did_you_mean(key: str, known: Iterable[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def unknown_key(where: str, key: str, known: Iterable[str], listed: str = "") -> ConfigError:
+def unknown_key(
+    where: str, key: str, known: Iterable[str], listed: str = "", *, word: str = "key"
+) -> ConfigError:
     """The one line for a key a file may not hold: ``where``, the key, the closest known key,
     then ``listed`` (where the keys are told, e.g. "dxserial serve --keys lists them")."""
     known = list(known)
     tail = listed or f"known keys: {', '.join(sorted(known))}"
-    return ConfigError(f"{where}: unknown key '{key}'{did_you_mean(key, known)} ({tail})")
+    return ConfigError(f"{where}: unknown {word} '{key}'{did_you_mean(key, known)} ({tail})")
 
 
 def load_config(path: Path, schema: Mapping[str, type]) -> dict[str, Any]:

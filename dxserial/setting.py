@@ -56,6 +56,7 @@ class Setting:
     #: The least value allowed (``above``: the value must be greater).
     minimum: float | None = None
     above: bool = False
+    maximum: float | None = None
     parse: Callable[[Any, str], Any] | None = None
     #: Where the value goes: a field of the settings object (``""``: the field declared),
     #: ``"serial.baudrate"`` in a nested one, or ``"-"``: the command's own (not the object's).

@@ -61,3 +61,21 @@ def test_a_tables_line_settings_are_checked_when_read(tmp_path: Path, table: str
     (tmp_path / "engines.toml").write_text("[engines.e]\n" + table)
     with pytest.raises(ConfigError, match=says):
         load_engines(tmp_path / "engines.toml")
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("ronuds = 2\n", "unknown setting 'ronuds' (did you mean 'rounds'?)"),
+    ("[engines.a]\nendpint = \"x\"\n", "engine 'a': unknown setting 'endpint' (did you mean "
+     "'endpoint'?)"),
+    ("[engines.a]\ncommand = [\"true\"]\nspeaks = \"dxp-server\"\nfile = {}\n",
+     "engine 'a': unknown setting 'file' (did you mean 'files'?)"),
+])
+def test_an_unknown_key_in_a_tournament_or_engines_file_is_told_with_the_closest(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    both = text + "[engines.b]\nendpoint = \"/dev/x\"\n[engines.c]\nendpoint = \"/dev/y\"\n"
+    (tmp_path / "lab.toml").write_text(both)
+    for read in (load_spec, load_engines):  # a tournament file; match --engines
+        with pytest.raises(ConfigError) as caught:
+            read(tmp_path / "lab.toml")
+        assert says in str(caught.value) and "\n" not in str(caught.value)

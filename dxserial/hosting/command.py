@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dxserial.config import unknown_key
 from dxserial.errors import ConfigError
 
 __all__ = [
@@ -154,9 +155,11 @@ def parse_engine_command(
     if speaks not in KINDS:
         kinds = ", ".join(f'"{k}"' for k in KINDS)
         raise ConfigError(f"{where}: speaks = {speaks!r}: give one of {kinds}")
-    extra = sorted(set(entry) - COMMAND_KEYS - KIND_KEYS.get(speaks, frozenset()))
-    if extra:
-        raise ConfigError(f"{where}: unknown setting(s) {', '.join(extra)}")
+    known = COMMAND_KEYS | KIND_KEYS.get(speaks, frozenset())
+    for key in entry:
+        if key not in known:
+            raise unknown_key(where, key, known, f"speaks = {speaks!r} takes "
+                              f"{', '.join(sorted(known))}", word="setting")
     command = entry.get("command", [])
     if isinstance(command, str):
         command = shlex.split(command)

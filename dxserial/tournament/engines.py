@@ -11,10 +11,10 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from dxserial.config import read_toml
+from dxserial.config import read_toml, unknown_key
 from dxserial.errors import ConfigError
 from dxserial.hosting.host import CommandEndpoint
-from dxserial.tournament.spec import EngineEntry, engine_entry
+from dxserial.tournament.spec import KEYS_HINT, KNOWN_KEYS, EngineEntry, engine_entry
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 
 __all__ = ["engine_endpoint", "entry_endpoint", "load_engines", "table_options"]
@@ -23,10 +23,9 @@ __all__ = ["engine_endpoint", "entry_endpoint", "load_engines", "table_options"]
 def load_engines(path: Path) -> dict[str, EngineEntry]:
     """The ``[engines.NAME]`` tables of a TOML file (``dxserial match --engines``)."""
     data = read_toml(path, "engines file", "give the path of a TOML file of [engines.NAME]")
-    unknown = sorted(set(data) - {"engines"})
-    if unknown:
-        raise ConfigError(f"{path}: unknown key '{unknown[0]}': an engines file holds only "
-                          "[engines.NAME] tables")
+    for key in data:  # a tournament file's keys may stand beside the tables
+        if key not in KNOWN_KEYS:
+            raise unknown_key(str(path), key, KNOWN_KEYS, KEYS_HINT, word="setting")
     tables = data.get("engines")
     if not isinstance(tables, dict) or not tables:
         raise ConfigError(f"{path}: no [engines.NAME] table")
