@@ -11,6 +11,8 @@ that reads.  A test holds :data:`ENGINE` to the keys the engine tables take.
 from __future__ import annotations
 
 from dxserial.game.arbiter import DRAW_RULES, ON_FALSE_CLAIM, ArbiterSettings
+from dxserial.hosting.command import COMMAND_SETTINGS, KIND_SETTINGS
+from dxserial.line_settings import LINK_KINDS
 from dxserial.setting import Setting
 
 _ARBITER = ArbiterSettings()
@@ -67,25 +69,28 @@ FILE_KEYS: tuple[Setting, ...] = (
 #: Top-level key -> (example value as TOML, what it means).
 TOP: dict[str, tuple[str, str]] = {one.key: (one.toml_example, one.meaning) for one in FILE_KEYS}
 
-#: Keys of each [engines.NAME] table.
+#: The keys of an [engines.NAME] table that names where the engine is.
+ENDPOINT_KEYS: tuple[Setting, ...] = (
+    Setting("endpoint", None, example='"tcp://10.0.0.22:27531"',
+            about="required: a serial port, tcp:// or listen://"),
+    Setting("link", None, choices=LINK_KINDS, example='"nulmodem"',
+            about='on a serial endpoint: "nulmodem" or "nul" (else --link)'),
+    Setting("baud", None, kind=int, minimum=1, example="2400",
+            about="on a serial endpoint: its speed (else --baud)"),
+)
+#: The keys of any engine table that say where its games may run on a cluster.
+PLACEMENT: tuple[Setting, ...] = (
+    Setting("worker", None, example='"lab-pc-3"',
+            about="on a cluster: only the worker of this --name plays its games"),
+    Setting("resources", None, kind=dict, example="{ serial = 1 }",
+            about="on a cluster: worker resources each of its games holds (dask worker "
+            '--resources "serial=1")'),
+)
+#: Keys of each [engines.NAME] table -> (example value as TOML, what it means).
 ENGINE: dict[str, tuple[str, str]] = {
-    "endpoint": ('"tcp://10.0.0.22:27531"', "required: a serial port, tcp:// or listen://"),
-    "link": ('"nulmodem"', 'on a serial endpoint: "nulmodem" or "nul" (else --link)'),
-    "baud": ("2400", "on a serial endpoint: its speed (else --baud)"),
-    "command": ('["./scan", "dxp"]', "instead of endpoint: an engine the director starts"),
-    "speaks": ('"dxp-server"', 'with command: "dxp-server", "dxp-client", "dosbox", "hub"'),
-    "cwd": ('"scan-3.1"', "with command: its working folder (relative to the file)"),
-    "env": ('{ SCAN_THREADS = "1" }', "with command: environment variables added"),
-    "files": ('{ "scan.ini" = "dxp-port = {port}" }', "with command: files written into cwd"),
-    "max_restarts": ("10", "with command: failures before its games are forfeited"),
-    "stop_grace": ("3", "with command: seconds from SIGTERM to SIGKILL"),
-    "ready_timeout": ("30", "with command: seconds to be ready (else connect_timeout)"),
-    "program": ('"DXENG.COM"', 'speaks = "dosbox": the DOS program (default DXENG.COM)'),
-    "args": ('""', 'speaks = "dosbox": its arguments'),
-    "cycles": ('"max"', 'speaks = "dosbox": DOSBox\'s cpu cycles'),
-    "worker": ('"lab-pc-3"', "on a cluster: only the worker of this --name plays its games"),
-    "resources": ("{ serial = 1 }", "on a cluster: worker resources each of its games holds "
-                  "(dask worker --resources \"serial=1\")"),
+    one.key: (one.toml_example, one.meaning)
+    for one in (*ENDPOINT_KEYS, *COMMAND_SETTINGS, *(s for k in KIND_SETTINGS.values() for s in k),
+                *PLACEMENT)
 }
 
 #: Shown commented out: each needs or excludes something the example does not have.

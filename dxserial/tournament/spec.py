@@ -21,7 +21,7 @@ from dxserial.hosting.command import (
     parse_engine_command,
 )
 from dxserial.setting import Setting
-from dxserial.tournament.keys import ENGINE, FILE_KEYS
+from dxserial.tournament.keys import ENDPOINT_KEYS, ENGINE, FILE_KEYS, PLACEMENT
 from dxserial.tournament.sprt import SprtConfig, parse_sprt
 from dxserial.transports.endpoints import EndpointKind, LinkKind, parse_engine_endpoint
 
@@ -45,7 +45,7 @@ _D: dict[str, Any] = {one.key: one.default for one in FILE_KEYS}
 KNOWN_KEYS = frozenset({*_BY_KEY, "engines"})
 KEYS_HINT = "dxserial tournament --keys lists them"
 #: Keys of any engine table that say where its games may run on a cluster (worker resources).
-PLACEMENT_KEYS = frozenset({"worker", "resources"})
+PLACEMENT_KEYS = frozenset(one.key for one in PLACEMENT)
 
 
 @dataclass(frozen=True)
@@ -292,37 +292,47 @@ def _placement(name: str, entry: dict[str, Any], source: str) -> dict[str, Any]:
 def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> EngineEntry:
     """One ``[engines.NAME]`` table: an endpoint, or a command (``command``/``speaks``);
     either may say where on a cluster its games run (``worker``, ``resources``)."""
-    placed: dict[str, Any] = {}
-    if isinstance(entry, dict):
-        for key in entry:
-            if key not in ENGINE:
-                raise unknown_key(f"{source}: engine {name!r}", key, ENGINE, KEYS_HINT,
-                                  word="setting")
-        placed = _placement(name, entry, source)
-        entry = {k: v for k, v in entry.items() if k not in PLACEMENT_KEYS}
-    if isinstance(entry, dict) and ("command" in entry or "speaks" in entry):
+    where = f"{source}: engine {name!r}"
+    if not isinstance(entry, dict):
+        raise ConfigError(f'{where} needs endpoint = "..." or command = [...] with speaks')
+    for key in entry:
+        if key not in ENGINE:
+            raise unknown_key(where, key, ENGINE, KEYS_HINT, word="setting")
+    placed = _placement(name, entry, source)
+    entry = {k: v for k, v in entry.items() if k not in PLACEMENT_KEYS}
+    if "command" in entry or "speaks" in entry:
         if "endpoint" in entry:
-            raise ConfigError(f"{source}: engine {name!r}: give endpoint or command, not both")
+            raise ConfigError(f"{where}: give endpoint or command, not both")
         return EngineEntry(name, "", command=parse_engine_command(
             name, entry, source=source, base=base), **placed)
-    if not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str):
-        raise ConfigError(
-            f'{source}: engine {name!r} needs endpoint = "..." or command = [...] with speaks'
-        )
-    extra = sorted(set(entry) - {"endpoint", "link", "baud"})
+    if not isinstance(entry.get("endpoint"), str):
+        raise ConfigError(f'{where} needs endpoint = "..." or command = [...] with speaks')
+    extra = sorted(set(entry) - {one.key for one in ENDPOINT_KEYS})
     if extra:
-        raise ConfigError(f"{source}: engine {name!r}: {', '.join(extra)} go(es) with command = "
-                          "[...], not with an endpoint")
-    typo = check_endpoint_text(entry["endpoint"])
-    if typo is not None:
-        raise ConfigError(f"{source}: engine {name!r}: {typo}")
-    try:
-        parse_engine_endpoint(entry["endpoint"])
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: engine {name!r}: {exc}") from None
-    link, baud = entry.get("link"), entry.get("baud")
-    if link is not None and link not in ("nulmodem", "nul"):
-        raise ConfigError(f"{source}: engine {name!r}: link {link!r} is not 'nulmodem' or 'nul'")
-    if baud is not None and (not isinstance(baud, int) or isinstance(baud, bool) or baud <= 0):
-        raise ConfigError(f"{source}: engine {name!r}: baud must be a whole number > 0")
+        raise ConfigError(f"{where}: {', '.join(extra)} go(es) with command = [...], not with "
+                          "an endpoint")
+    _check_endpoint(entry["endpoint"], where)
+    link, baud = (_line_value(one, entry.get(one.key), where) for one in ENDPOINT_KEYS[1:])
     return EngineEntry(name, entry["endpoint"], link, baud, **placed)
+
+
+def _check_endpoint(text: str, where: str) -> None:
+    typo = check_endpoint_text(text)
+    if typo is not None:
+        raise ConfigError(f"{where}: {typo}")
+    try:
+        parse_engine_endpoint(text)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _line_value(one: Setting, value: Any, where: str) -> Any:
+    """A table's ``link`` or ``baud``, checked by its declaration (None: not given)."""
+    if value is None:
+        return None
+    if one.choices and value not in one.choices:
+        raise ConfigError(f"{where}: {one.key} {value!r} is not "
+                          f"{' or '.join(map(repr, one.choices))}")
+    if one.kind is int and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ConfigError(f"{where}: {one.key} must be a whole number > 0")
+    return value
