@@ -85,12 +85,17 @@ def load_config(path: Path, schema: Mapping[str, type]) -> dict[str, Any]:
 
 
 def _check(path: Path, key: str, value: Any, kind: type) -> Any:
+    try:
+        return plain(value, kind)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: key '{key}': {exc}") from None
+
+
+def plain(value: Any, kind: type) -> Any:
+    """``value`` as ``kind`` (a whole number where a number is asked is one); else the
+    problem ("expected a whole number, got 'fast'")."""
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if kind is int and isinstance(value, bool):
-        value = str(value)  # fall through to the error: true is not a number
-    if isinstance(value, kind):
+        value = float(value)
+    if isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool)):
         return value
-    raise ConfigError(
-        f"{path}: key '{key}': expected {_KIND_NAMES.get(kind, kind.__name__)}, got {value!r}"
-    )
+    raise ConfigError(f"expected {_KIND_NAMES.get(kind, kind.__name__)}, got {value!r}")

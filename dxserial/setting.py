@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dxserial.config import unknown_key
+from dxserial.config import plain, unknown_key
 from dxserial.errors import ConfigError
 
 __all__ = [
@@ -34,9 +34,6 @@ __all__ = [
 SETTING = "dxserial.setting"
 #: The key that holds the settings of a nested settings object (a bridge's serial line).
 NESTED = "dxserial.settings"
-
-_KIND_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
-
 
 @dataclass(frozen=True)
 class Setting:
@@ -171,16 +168,6 @@ def build(cls: type, values: Mapping[str, Any], *, option: bool) -> Any:
         if NESTED in f.metadata and callable(f.default_factory):
             top[f.name] = f.default_factory(**inner.get(f.name, {}))
     return cls(**top)
-
-
-def plain(value: Any, kind: type) -> Any:
-    """``value`` as ``kind`` (a whole number where a number is asked is one); else the
-    problem ("expected a whole number, got 'fast'")."""
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool)):
-        return value
-    raise ConfigError(f"expected {_KIND_NAMES.get(kind, kind.__name__)}, got {value!r}")
 
 
 def checked(one: Setting, value: Any, *, option: bool) -> Any:

@@ -34,7 +34,6 @@ __all__ = [
     "link_options",
     "nulmodem_settings",
     "option",
-    "parse_byte",
 ]
 from dxserial.transports.endpoints import LinkKind, LinkOptions
 from dxserial.transports.serial import SerialSettings
@@ -146,16 +145,6 @@ def annotation(one: Setting) -> Any:
     return one.kind
 
 
-def parse_byte(option: str, text: str) -> int:
-    """A byte value written as 0x02, 2 or a single character."""
-    from dxserial.line_settings import parse_byte as byte
-
-    try:
-        return byte(text, option)
-    except ConfigError as exc:
-        raise ConfigError(f"{option}: {exc}") from None
-
-
 def nulmodem_settings(
     start_byte: str,
     end_byte: str,
@@ -201,8 +190,7 @@ def link_options(
 
 
 def link_kind(option: str, value: str) -> LinkKind:
-    if value == "nul":
-        return "nul"
-    if value == "nulmodem":
-        return "nulmodem"
-    raise ConfigError(f"{option}: {value!r} is not 'nulmodem' or 'nul'")
+    """``--link`` (or ``--link-a``...) checked against the declared kinds."""
+    if value in LINK.choices:
+        return "nul" if value == "nul" else "nulmodem"
+    raise ConfigError(f"{option}: {value!r} is not {' or '.join(map(repr, LINK.choices))}")

@@ -66,6 +66,8 @@ FILE_KEYS: tuple[Setting, ...] = (
             about="a Dask scheduler: games run on its workers (dxserial[cluster], "
             "docs/cluster.md; --cluster wins)"),
 )
+#: Each key's default, written once here (``dxserial match`` takes the same for its options).
+DEFAULTS: dict[str, object] = {one.key: one.default for one in FILE_KEYS}
 #: Top-level key -> (example value as TOML, what it means).
 TOP: dict[str, tuple[str, str]] = {one.key: (one.toml_example, one.meaning) for one in FILE_KEYS}
 
@@ -114,4 +116,4 @@ def example() -> str:
     )
 
 
-__all__ = ["ENGINE", "FILE_KEYS", "TOP", "example"]
+__all__ = ["DEFAULTS", "ENGINE", "FILE_KEYS", "TOP", "example"]
