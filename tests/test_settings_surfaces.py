@@ -96,3 +96,18 @@ def test_a_setting_is_checked_alike_in_a_rig_file() -> None:
     with pytest.raises(ConfigError) as caught:
         parse_rig('[lines.a]\nport = "/dev/x"\nlisten = ":1"\npeer_grace = -1\n', Path("/r.toml"))
     assert "key 'peer_grace': expected a number >= 0, got -1.0" in str(caught.value)
+
+
+def test_the_shipped_example_config_shows_the_declared_defaults() -> None:
+    """udev/example.toml (``dxserial udev print config``) is prose around the keys; each
+    value it sets, but the port, the folders and the log level, is the setting's default."""
+    import tomllib
+
+    from dxserial.bridge.settings import bridge_config
+    from dxserial.host.udev.files import Kind, shipped_text
+
+    data = tomllib.loads(shipped_text(Kind.config))
+    chosen = {"port", "pdn", "trace", "verbose", "quiet"}
+    shown = {k: v for k, v in data.items() if k not in chosen}
+    assert len(shown) > 15
+    assert bridge_config({**shown, "port": "/dev/x"}, option=False) == BridgeConfig(port="/dev/x")
