@@ -35,6 +35,7 @@ SETTING = "dxserial.setting"
 #: The key that holds the settings of a nested settings object (a bridge's serial line).
 NESTED = "dxserial.settings"
 
+
 @dataclass(frozen=True)
 class Setting:
     """What a user may set, as every surface shows and checks it.
@@ -56,7 +57,7 @@ class Setting:
     maximum: float | None = None
     parse: Callable[[Any, str], Any] | None = None
     #: Where the value goes: a field of the settings object (``""``: the field declared),
-    #: ``"serial.baudrate"`` in a nested one, or ``"-"``: the command's own (not the object's).
+    #: or ``"serial.baudrate"`` in a nested one (:func:`nested`).
     into: str = ""
     #: The option's spelling when not ``--key`` (``("--serial-check/--no-serial-check",)``).
     flags: tuple[str, ...] = ()
@@ -73,8 +74,6 @@ class Setting:
     #: command's argument (the bridge's PORT), not an option.
     option: bool = True
     argument: bool = False
-    #: A key of a rig file's line (False: the command's own, as --verbose).
-    line: bool = True
     #: ``--keys``: the example value as TOML (default: the default) and its meaning.
     example: str = ""
     about: str = ""

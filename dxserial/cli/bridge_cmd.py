@@ -34,13 +34,11 @@ from dxserial.wirelog import log_crossing
 
 #: The command's own settings: keys of ``--config`` too, but not the bridge's object.
 OWN = (
-    Setting("trace", None, "A JSON line per message and event, to FILE.", line=False),
-    Setting("web", None, "Serve the live page of the game at HOST:PORT (needs dxserial[web]).",
-            line=False),
+    Setting("trace", None, "A JSON line per message and event, to FILE."),
+    Setting("web", None, "Serve the live page of the game at HOST:PORT (needs dxserial[web])."),
     Setting("verbose", 0, VERBOSE_HELP, kind=int, flags=("--verbose", "-v"), count=True,
-            line=False, show_default=True),
-    Setting("quiet", False, QUIET_HELP, kind=bool, flags=("--quiet", "-q"), line=False,
             show_default=True),
+    Setting("quiet", False, QUIET_HELP, kind=bool, flags=("--quiet", "-q"), show_default=True),
 )
 #: Every setting of ``dxserial bridge``, in the order of its --help: its options and the
 #: keys of its --config file (the bridge's own, then the command's).
