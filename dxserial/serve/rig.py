@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.bridge.settings import BridgeConfig, bridge_config
-from dxserial.config import MAX_CONFIG_BYTES, did_you_mean, parse_toml, unknown_key
+from dxserial.config import did_you_mean, parse_toml, read_toml, unknown_key
 from dxserial.errors import ConfigError
-from dxserial.files import read_text
 from dxserial.serve.keys import EXTRA, LINE_SETTINGS, OWN, TOP
 from dxserial.setting import file_values
 from dxserial.transports.access import parse_networks
@@ -67,12 +66,16 @@ class RigSpec:
 
 def read_rig(path: Path) -> RigSpec:
     """Read and check ``path``; :class:`ConfigError` names the line and key of a mistake."""
-    text = read_text(path, "rig file", RIG_HINT, limit=MAX_CONFIG_BYTES)
-    return parse_rig(text, path)
+    return rig_spec(read_toml(path, "rig file", RIG_HINT), path)
 
 
 def parse_rig(text: str, path: Path) -> RigSpec:
-    data = parse_toml(text, str(path))
+    """The rig file ``text`` (read from ``path``), checked."""
+    return rig_spec(parse_toml(text, str(path)), path)
+
+
+def rig_spec(data: dict[str, Any], path: Path) -> RigSpec:
+    """A rig file's table, checked."""
     allowed_top = {*TOP, "defaults", "lines"}
     for key in data:
         if key not in allowed_top:

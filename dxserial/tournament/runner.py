@@ -486,7 +486,7 @@ class Tournament:
 
 def load_spec(path: Path) -> TournamentSpec:
     """Read the tournament file at ``path`` (the pdn folder is relative to it)."""
-    from dxserial.files import read_text
+    from dxserial.config import read_toml
 
-    text = read_text(path, "tournament file", "give the path of a TOML tournament file")
-    return TournamentSpec.from_toml(text, source=str(path), base=path.parent)
+    data = read_toml(path, "tournament file", "give the path of a TOML tournament file")
+    return TournamentSpec.from_dict(data, source=str(path), base=path.parent)
