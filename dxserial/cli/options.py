@@ -28,12 +28,33 @@ from dxserial.protocol.links import NulModemSettings
 from dxserial.setting import Setting, checked
 
 __all__ = [
+    "BAUD_HELP",
+    "ECHO_TIMEOUT_HELP",
+    "ENDPOINT_HELP",
+    "END_BYTE_HELP",
+    "LINK_HELP",
+    "MAX_ATTEMPTS_HELP",
     "NULMODEM_PANEL",
     "SERIAL_PANEL",
+    "START_BYTE_HELP",
+    "allow_option",
     "annotation",
+    "baud_option",
+    "bytesize_option",
+    "echo_timeout_option",
+    "end_byte_option",
+    "link_kind",
+    "link_option",
     "link_options",
+    "max_attempts_option",
     "nulmodem_settings",
     "option",
+    "parity_option",
+    "rtscts_option",
+    "start_byte_option",
+    "stopbits_option",
+    "web_option",
+    "xonxoff_option",
 ]
 from dxserial.transports.endpoints import LinkKind, LinkOptions
 from dxserial.transports.serial import SerialSettings
