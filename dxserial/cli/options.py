@@ -1,11 +1,13 @@
-"""The options several commands share, declared once: layer 1, NULMODEM, the serial line, --web.
+"""Options made from declared settings (:func:`option`), and those several commands share:
+layer 1, NULMODEM, the serial line, --web.
 
 ``bridge``, ``engine``, ``match``, ``hub`` and ``tournament`` speak NULMODEM or NUL on a
 serial line; ``bridge`` and ``selftest`` also set the line's framing.  Each takes these
-options from here, so an option means the same and says so in the same words on every
-command.  Each factory makes a fresh ``typer.Option`` (a command may put it in a help panel
-of its own, and ``bridge`` also reads it from the environment); the checks that turn the
-strings into settings are here as well.
+options from here, made from their declarations in :mod:`dxserial.line_settings`, so an
+option means the same and says so in the same words on every command.  Each factory makes a
+fresh ``typer.Option`` (a command may put it in a help panel of its own, and ``bridge`` also
+reads it from the environment); the checks that turn the values into settings are the
+declarations' (:func:`dxserial.setting.checked`).
 """
 
 from __future__ import annotations
@@ -26,16 +28,22 @@ from dxserial.line_settings import (
 )
 from dxserial.protocol.links import NulModemSettings
 from dxserial.setting import Setting, checked
+from dxserial.transports.endpoints import LinkKind, LinkOptions
+from dxserial.transports.serial import SerialSettings
 
 __all__ = [
     "BAUD_HELP",
+    "ECHO_TIMEOUT",
     "ECHO_TIMEOUT_HELP",
     "ENDPOINT_HELP",
+    "END_BYTE",
     "END_BYTE_HELP",
     "LINK_HELP",
+    "MAX_ATTEMPTS",
     "MAX_ATTEMPTS_HELP",
     "NULMODEM_PANEL",
     "SERIAL_PANEL",
+    "START_BYTE",
     "START_BYTE_HELP",
     "allow_option",
     "annotation",
@@ -56,8 +64,6 @@ __all__ = [
     "web_option",
     "xonxoff_option",
 ]
-from dxserial.transports.endpoints import LinkKind, LinkOptions
-from dxserial.transports.serial import SerialSettings
 
 _BYTESIZE, _PARITY, _STOPBITS, _RTSCTS, _XONXOFF = SERIAL_LINE[1:6]
 START_BYTE, END_BYTE, ECHO_TIMEOUT, MAX_ATTEMPTS = NULMODEM_LINE
