@@ -111,3 +111,15 @@ def test_the_shipped_example_config_shows_the_declared_defaults() -> None:
     shown = {k: v for k, v in data.items() if k not in chosen}
     assert len(shown) > 15
     assert bridge_config({**shown, "port": "/dev/x"}, option=False) == BridgeConfig(port="/dev/x")
+
+
+def test_every_arbiter_setting_is_a_tournament_key_with_the_arbiters_default() -> None:
+    """The arbiter's settings (shared by match options and the tournament file) are read
+    by the tournament through its declaration: a new one must be declared there too."""
+    from dxserial.game.arbiter import ArbiterSettings
+    from dxserial.tournament.keys import DEFAULTS
+
+    base = ArbiterSettings()
+    assert {key: DEFAULTS.get(key) for key in ArbiterSettings.KEYS} == {
+        key: getattr(base, key) for key in ArbiterSettings.KEYS
+    }
