@@ -167,8 +167,11 @@ def _placed(name: str, value: Any) -> Any:
 def _placed_paths(config: BridgeConfig, base: Path, *, listens: bool) -> BridgeConfig:
     """Folders relative to the rig file's; no listening address for a line that connects
     (every line says for itself where its TCP engine is)."""
-    moved: dict[str, Any] = {f.name: base / value for f in dataclasses.fields(config)
-             if isinstance(value := getattr(config, f.name), Path)}
+    moved: dict[str, Any] = {
+        f.name: base / value
+        for f in dataclasses.fields(config)
+        if isinstance(value := getattr(config, f.name), Path)
+    }
     return dataclasses.replace(config, **moved, listen=config.listen if listens else None)
 
 
