@@ -171,7 +171,9 @@ def build(cls: type, values: Mapping[str, Any], *, option: bool) -> Any:
 
 def checked(one: Setting, value: Any, *, option: bool) -> Any:
     """``value`` checked against ``one`` and made the program's; the error is one line
-    naming the option (``option``: the command line) or the file's key."""
+    naming the option (``option``: the command line) or the file's key (a setting that is no
+    option is told by its key wherever it came from)."""
+    option = option and one.option
     name = one.flag if option else f"key '{one.key}'"
     if value is None:
         return None

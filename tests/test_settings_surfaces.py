@@ -21,7 +21,7 @@ from dxserial.serve.rig import line_keys, parse_rig
 from dxserial.setting import NESTED, SETTING, declared
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "commands" / "bridge.md"
-#: Tuning knobs a rig file may set but the command line does not offer.
+#: Tuning knobs a file may set but the command line does not offer.
 FILE_ONLY = {"max_pending", "reopen_interval", "reconnect_interval", "shutdown_grace"}
 
 
@@ -47,11 +47,11 @@ def test_every_setting_is_on_every_surface() -> None:
     for one in settings:
         assert one.key in line_keys(), one.key  # a rig line's key
         assert f"{one.key} = " in keys_text, one.key  # serve --keys
+        assert one.key in CONFIG_KEYS, one.key  # a key of bridge --config
         if one.key in FILE_ONLY:
-            assert not one.option and one.key not in params and one.key not in CONFIG_KEYS
+            assert not one.option and one.key not in params
             continue
         param = params[one.key]  # an option (the port: the argument)
-        assert one.key in CONFIG_KEYS, one.key  # a key of bridge --config
         if one.argument:
             continue
         assert one.flag in (*param.opts, *param.secondary_opts)  # type: ignore[attr-defined]
@@ -83,6 +83,7 @@ def test_defaults_are_one_whatever_the_surface() -> None:
     ('port = "/dev/null"\nbaudd = 9600\n', "unknown key 'baudd' (did you mean 'baud'?)"),
     ('port = "/dev/null"\npeer_grace = -1\n', "--peer-grace must be >= 0"),
     ('port = "/dev/null"\nstart_byte = "0x03"\n', "--start-byte and --end-byte must differ"),
+    ('port = "/dev/null"\nmax_pending = 0\n', "key 'max_pending': expected a number >= 1, got 0"),
 ])
 def test_a_config_files_mistake_is_one_line(tmp_path: Path, text: str, says: str) -> None:
     conf = tmp_path / "bridge.toml"

@@ -40,11 +40,14 @@ OWN = (
             show_default=True),
     Setting("quiet", False, QUIET_HELP, kind=bool, flags=("--quiet", "-q"), show_default=True),
 )
-#: Every setting of ``dxserial bridge``, in the order of its --help: its options and the
-#: keys of its --config file (the bridge's own, then the command's).
+#: Every option of ``dxserial bridge``, in the order of its --help (the bridge's settings,
+#: then the command's own).
 SETTINGS = (*(one for one in declared(BridgeConfig) if one.option), *OWN)
-#: The settings a config file may hold, with their types (option names, "_" for "-").
-CONFIG_KEYS: dict[str, type] = {one.key: one.kind for one in SETTINGS}
+#: The settings a config file may hold, with their types (option names, "_" for "-"): every
+#: option, and the bridge's tuning knobs that are no option (as in a rig file's lines).
+CONFIG_KEYS: dict[str, type] = {
+    one.key: one.kind for one in (*declared(BridgeConfig), *OWN)
+}
 _BY_KEY = {one.key: one for one in SETTINGS}
 
 
@@ -57,7 +60,8 @@ def bridge_command(ctx: typer.Context, **given: Any) -> None:
     which both override. docs/commands/bridge.md
     says more (sessions, the referee, the trace).
     """
-    given = _merge_config(ctx, given.pop("config_file"), given)
+    knobs = {key: None for key in CONFIG_KEYS if key not in given}  # file keys only
+    given = _merge_config(ctx, given.pop("config_file"), {**knobs, **given})
     configure_logging(given["verbose"], given["quiet"])
     if not given["port"]:
         raise ConfigError("no serial port: name one (dxserial bridge /dev/ttyUSB0) or set 'port'")
