@@ -8,7 +8,8 @@ error naming the key and the file.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import difflib
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,26 +43,51 @@ def layered(
     return merged
 
 
+def read_toml(path: Path, what: str, hint: str) -> dict[str, Any]:
+    """The TOML file at ``path`` as a table: every settings file is read here (``what``
+    names it in errors, ``hint`` says which file to name instead)."""
+    return parse_toml(read_text(path, what, hint, limit=MAX_CONFIG_BYTES), str(path))
+
+
+def did_you_mean(key: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'baud'?)`` for a mistyped key, or "" when nothing is close."""
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def unknown_key(
+    where: str, key: str, known: Iterable[str], listed: str = "", *, word: str = "key"
+) -> ConfigError:
+    """The one line for a key a file may not hold: ``where``, the key, the closest known key,
+    then ``listed`` (where the keys are told, e.g. "dxserial serve --keys lists them")."""
+    known = list(known)
+    tail = listed or f"known keys: {', '.join(sorted(known))}"
+    return ConfigError(f"{where}: unknown {word} '{key}'{did_you_mean(key, known)} ({tail})")
+
+
 def load_config(path: Path, schema: Mapping[str, type]) -> dict[str, Any]:
     """Read ``path`` and return its settings; ``schema`` maps each allowed key to its type."""
-    text = read_text(path, "config file", CONFIG_HINT, limit=MAX_CONFIG_BYTES)
-    data = parse_toml(text, str(path))
+    data = read_toml(path, "config file", CONFIG_HINT)
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key not in schema:
-            known = ", ".join(sorted(schema))
-            raise ConfigError(f"{path}: unknown key '{key}' (known keys: {known})")
+            raise unknown_key(str(path), key, schema)
         out[key] = _check(path, key, value, schema[key])
     return out
 
 
 def _check(path: Path, key: str, value: Any, kind: type) -> Any:
+    try:
+        return plain(value, kind)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: key '{key}': {exc}") from None
+
+
+def plain(value: Any, kind: type) -> Any:
+    """``value`` as ``kind`` (a whole number where a number is asked is one); else the
+    problem ("expected a whole number, got 'fast'")."""
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if kind is int and isinstance(value, bool):
-        value = str(value)  # fall through to the error: true is not a number
-    if isinstance(value, kind):
+        value = float(value)
+    if isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool)):
         return value
-    raise ConfigError(
-        f"{path}: key '{key}': expected {_KIND_NAMES.get(kind, kind.__name__)}, got {value!r}"
-    )
+    raise ConfigError(f"expected {_KIND_NAMES.get(kind, kind.__name__)}, got {value!r}")

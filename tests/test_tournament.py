@@ -103,7 +103,7 @@ def test_openings_as_moves_and_as_fen() -> None:
         ('format = "gauntlet"\n' + FILE, "gauntlet ="),
         ("rounds = 0\n" + FILE, "rounds"),
         ("move_timeout = 0\n" + FILE, "move_timeout"),
-        ('openings = ["1. 31-26 31-26"]\n' + FILE.replace("openings =", "x ="), "opening"),
+        ('openings = ["1. 31-26 31-26"]\n' + FILE.replace("openings =", "# openings ="), "opening"),
         ('draw_rules = "fide"\n' + FILE, "draw_rules: 'fide' is not 'fmjd' or 'off'"),
         ('on_false_claim = "draw"\n' + FILE, "on_false_claim"),
         ('time_control = "5 min"\n' + FILE, "time_control"),

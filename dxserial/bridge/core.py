@@ -24,7 +24,7 @@ from dxserial.bridge.judge import SERIAL, TCP, Side
 from dxserial.bridge.machine import BridgeMachine
 from dxserial.bridge.policy import console_blocked_by_default
 from dxserial.bridge.relay import Relay, RelaySettings
-from dxserial.bridge.settings import BridgeConfig
+from dxserial.bridge.settings import DEFAULT_LISTEN, BridgeConfig
 from dxserial.bridge.statefile import (
     find_record,
     port_identity,
@@ -247,7 +247,7 @@ class Bridge:
                 tasks.append(asyncio.create_task(self._tcp_connector(), name="tcp-connector"))
                 where = f"connecting to {self.cfg.connect[0]}:{self.cfg.connect[1]}"
             else:
-                host, port = self.cfg.listen or ("127.0.0.1", 27531)
+                host, port = self.cfg.listen or DEFAULT_LISTEN
                 self._server = await tcp_listen(host, port, self._on_client)
                 sock = self._server.sockets[0].getsockname()
                 self.listen_address = (str(sock[0]), int(sock[1]))

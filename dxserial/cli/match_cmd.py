@@ -35,11 +35,12 @@ from dxserial.match.runner import Match
 from dxserial.protocol.dialects import DEFAULT_GAMEEND_TIMEOUT
 from dxserial.tournament.engines import engine_endpoint, load_engines
 from dxserial.tournament.hub_time import HubTime
+from dxserial.tournament.keys import DEFAULTS
 from dxserial.tournament.spec import EngineEntry, check_scores, parse_opening
 from dxserial.transports.endpoints import EngineEndpoint
 
 _SERIAL = "Serial lines and NULMODEM"
-DEFAULT_MAX_MOVES = 75
+DEFAULT_MAX_MOVES = int(DEFAULTS["max_moves"])  # type: ignore[call-overload]
 
 
 def move_limit(max_moves: int | None, old_moves: int | None) -> int:
@@ -58,7 +59,9 @@ def match_command(
     endpoint_b: str = typer.Argument(..., metavar="ENDPOINT_B", help="The other engine."),
     games: int = typer.Option(2, "--games", help="Games to play; A has White in odd games."),
     minutes: int = typer.Option(
-        5, "--time", help="Time control: minutes per player, sent in each GAMEREQ."
+        DEFAULTS["minutes"],
+        "--time",
+        help="Time control: minutes per player, sent in each GAMEREQ.",
     ),
     time_moves: int | None = typer.Option(
         None,
@@ -72,7 +75,7 @@ def match_command(
         None,
         "--max-moves",
         help="The director's move limit: a game is a draw after this many full moves "
-        "(0: none). [default: 75]",
+        f"(0: none). [default: {DEFAULT_MAX_MOVES}]",
         show_default=False,
     ),
     old_moves: int | None = typer.Option(
@@ -95,7 +98,9 @@ def match_command(
         "(exit 1) or 'continue' (its endpoint is opened again for the next game).",
     ),
     move_timeout: float = typer.Option(
-        60.0, "--move-timeout", help="Seconds an engine may take for one move or answer."
+        DEFAULTS["move_timeout"],
+        "--move-timeout",
+        help="Seconds an engine may take for one move or answer.",
     ),
     gameend_timeout: float = typer.Option(
         DEFAULT_GAMEEND_TIMEOUT,
@@ -104,7 +109,7 @@ def match_command(
         "the answer (some engines, GWD by default, never answer one) and the next game goes on.",
     ),
     connect_timeout: float = typer.Option(
-        30.0,
+        DEFAULTS["connect_timeout"],
         "--connect-timeout",
         help="Seconds to reach an engine (tcp:// retries, listen:// waits).",
     ),
@@ -136,21 +141,21 @@ def match_command(
         show_default=False,
     ),
     draw_rules: str = typer.Option(
-        "fmjd",
+        DEFAULTS["draw_rules"],
         "--draw-rules",
         rich_help_panel="Arbiter",
         help="'fmjd': FMJD's draw rules end a game (threefold repetition, 25 king moves, "
         "16-move and 5-move endgames); 'off': only the move limit.",
     ),
     on_false_claim: str = typer.Option(
-        "loss",
+        DEFAULTS["on_false_claim"],
         "--on-false-claim",
         rich_help_panel="Arbiter",
         help="A GAMEEND draw or win claim the position does not bear out: 'loss' for the "
         "claimant, or 'as-claimed' (recorded as false either way).",
     ),
     time_control: str = typer.Option(
-        "on",
+        DEFAULTS["time_control"],
         "--time-control",
         rich_help_panel="Arbiter",
         help="'on': dxserial keeps each engine's clock from --time (and --time-moves); a flag "
@@ -158,7 +163,7 @@ def match_command(
         "on the director's clock, whatever --time says.",
     ),
     clock_margin: float = typer.Option(
-        0.3,
+        DEFAULTS["clock_margin"],
         "--clock-margin",
         rich_help_panel="Arbiter",
         help="Seconds a move not charged to the engine: the line's share of each move.",
@@ -259,12 +264,13 @@ def match_command(
         check_scores(entries, judged, "dxserial match")
     endpoints: list[EngineEndpoint] = []
     for text, own in ((endpoint_a, link_a), (endpoint_b, link_b)):
-        these = (
-            options
-            if own is None
-            else dataclasses.replace(options, link=link_kind("--link-a/--link-b", own))
-        )
-        endpoints.append(engine_endpoint(text, named, these, pdn))
+        these, tables = options, named
+        if own is not None:  # the side's own --link-a/--link-b wins over its table's link
+            link_of = link_kind("--link-a/--link-b", own)
+            these = dataclasses.replace(options, link=link_of)
+            if text in named:
+                tables = {text: dataclasses.replace(named[text], link=link_of)}
+        endpoints.append(engine_endpoint(text, tables, these, pdn))
     config = MatchConfig(
         games=games,
         minutes=minutes,

@@ -1,11 +1,13 @@
-"""The options several commands share, declared once: layer 1, NULMODEM, the serial line, --web.
+"""Options made from declared settings (:func:`option`), and those several commands share:
+layer 1, NULMODEM, the serial line, --web.
 
 ``bridge``, ``engine``, ``match``, ``hub`` and ``tournament`` speak NULMODEM or NUL on a
 serial line; ``bridge`` and ``selftest`` also set the line's framing.  Each takes these
-options from here, so an option means the same and says so in the same words on every
-command.  Each factory makes a fresh ``typer.Option`` (a command may put it in a help panel
-of its own, and ``bridge`` also reads it from the environment); the checks that turn the
-strings into settings are here as well.
+options from here, made from their declarations in :mod:`dxserial.line_settings`, so an
+option means the same and says so in the same words on every command.  Each factory makes a
+fresh ``typer.Option`` (a command may put it in a help panel of its own, and ``bridge`` also
+reads it from the environment); the checks that turn the values into settings are the
+declarations' (:func:`dxserial.setting.checked`).
 """
 
 from __future__ import annotations
@@ -15,24 +17,63 @@ from typing import Any
 import typer
 
 from dxserial.errors import ConfigError
+from dxserial.line_settings import (
+    BAUD,
+    LINK,
+    NULMODEM_LINE,
+    NULMODEM_PANEL,
+    SERIAL_LINE,
+    SERIAL_PANEL,
+    check_nulmodem,
+)
 from dxserial.protocol.links import NulModemSettings
+from dxserial.setting import Setting, checked
 from dxserial.transports.endpoints import LinkKind, LinkOptions
 from dxserial.transports.serial import SerialSettings
 
-#: The help panels the options appear in, unless a command groups them otherwise.
-NULMODEM_PANEL = "NULMODEM handshake"
-SERIAL_PANEL = "Serial line"
+__all__ = [
+    "BAUD_HELP",
+    "ECHO_TIMEOUT",
+    "ECHO_TIMEOUT_HELP",
+    "ENDPOINT_HELP",
+    "END_BYTE",
+    "END_BYTE_HELP",
+    "LINK_HELP",
+    "MAX_ATTEMPTS",
+    "MAX_ATTEMPTS_HELP",
+    "NULMODEM_PANEL",
+    "SERIAL_PANEL",
+    "START_BYTE",
+    "START_BYTE_HELP",
+    "allow_option",
+    "annotation",
+    "baud_option",
+    "bytesize_option",
+    "echo_timeout_option",
+    "end_byte_option",
+    "link_kind",
+    "link_option",
+    "link_options",
+    "max_attempts_option",
+    "nulmodem_settings",
+    "option",
+    "parity_option",
+    "rtscts_option",
+    "start_byte_option",
+    "stopbits_option",
+    "web_option",
+    "xonxoff_option",
+]
 
-START_BYTE_HELP = "NULMODEM start character S (also learnt from a peer that speaks first)."
-END_BYTE_HELP = "NULMODEM end character E."
-ECHO_TIMEOUT_HELP = "NULMODEM: seconds to wait for an echo before starting over."
-MAX_ATTEMPTS_HELP = "NULMODEM: failed attempts in a row before the link is down."
+_BYTESIZE, _PARITY, _STOPBITS, _RTSCTS, _XONXOFF = SERIAL_LINE[1:6]
+START_BYTE, END_BYTE, ECHO_TIMEOUT, MAX_ATTEMPTS = NULMODEM_LINE
 
-LINK_HELP = "Layer 1 on a serial line: 'nulmodem' (the echo handshake; default) or 'nul'. TCP: NUL."
-BAUD_HELP = (
-    "Serial line speed (default 9600, DXP's); a 'dxserial vpair' end follows it only when the "
-    "pair runs with --termios."
-)
+START_BYTE_HELP = START_BYTE.help
+END_BYTE_HELP = END_BYTE.help
+ECHO_TIMEOUT_HELP = ECHO_TIMEOUT.help
+MAX_ATTEMPTS_HELP = MAX_ATTEMPTS.help
+LINK_HELP = LINK.help
+BAUD_HELP = BAUD.help
 ENDPOINT_HELP = (
     "Where the peer is: a serial port (/dev/ttyUSB0, a 'dxserial vpair' end, socket://HOST:PORT "
     "...) spoken to with --link; tcp://HOST:PORT to connect; listen://HOST:PORT to wait for "
@@ -41,51 +82,47 @@ ENDPOINT_HELP = (
 
 
 def start_byte_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
-    return _option("0x02", "--start-byte", START_BYTE_HELP, panel, env)
+    return option(START_BYTE, panel, env=env)
 
 
 def end_byte_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
-    return _option("0x03", "--end-byte", END_BYTE_HELP, panel, env)
+    return option(END_BYTE, panel, env=env)
 
 
 def echo_timeout_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
-    return _option(5.0, "--echo-timeout", ECHO_TIMEOUT_HELP, panel, env)
+    return option(ECHO_TIMEOUT, panel, env=env)
 
 
 def max_attempts_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
-    return _option(5, "--max-attempts", MAX_ATTEMPTS_HELP, panel, env)
+    return option(MAX_ATTEMPTS, panel, env=env)
 
 
 def link_option(panel: str | None = None, *, env: bool = False) -> Any:
-    return _option("nulmodem", "--link", LINK_HELP, panel, env, False)
+    return option(LINK, panel, env=env)
 
 
 def baud_option(panel: str | None = None, *, env: bool = False) -> Any:
-    return _option(9600, "--baud", BAUD_HELP, panel, env, False)
-
-
-# The serial line's framing and flow control (bridge, selftest); the defaults are in the
-# help text, since the bridge's may come from its environment or configuration file.
+    return option(BAUD, panel, env=env)
 
 
 def bytesize_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
-    return _option(8, "--bytesize", "Data bits: 5, 6, 7 or 8 (default 8).", panel, env, False)
+    return option(_BYTESIZE, panel, env=env)
 
 
 def parity_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
-    return _option("N", "--parity", "Parity: N (default), E, O, S or M.", panel, env, False)
+    return option(_PARITY, panel, env=env)
 
 
 def stopbits_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
-    return _option(1, "--stopbits", "Stop bits: 1 (default), 1.5 or 2.", panel, env, False)
+    return option(_STOPBITS, panel, env=env)
 
 
 def rtscts_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
-    return _option(False, "--rtscts", "Hardware (RTS/CTS) flow control.", panel, env)
+    return option(_RTSCTS, panel, env=env)
 
 
 def xonxoff_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
-    return _option(False, "--xonxoff", "Software (XON/XOFF) flow control.", panel, env)
+    return option(_XONXOFF, panel, env=env)
 
 
 # The live view of a director's games (match, tournament; the bridge's --web is its own).
@@ -106,33 +143,33 @@ def allow_option() -> Any:
     )
 
 
-def _option(
-    default: object, flag: str, help: str, panel: str | None, env: bool, show_default: bool = True
-) -> Any:
-    """One option; ``env``: also read from DXSERIAL_NAME (``--echo-timeout``: ..._ECHO_TIMEOUT)."""
-    envvar = "DXSERIAL_" + flag[2:].replace("-", "_").upper() if env else None
+_SAME = object()
+
+
+def option(one: Setting, panel: str | object | None = _SAME, *, env: bool = False) -> Any:
+    """The typer option of a declared setting (``panel``: another help panel than its own;
+    ``env``: also read from DXSERIAL_NAME, ``--echo-timeout``: ..._ECHO_TIMEOUT)."""
+    flags = one.flags or (one.flag,)
+    chosen = one.panel if panel is _SAME else panel
     return typer.Option(
-        default,
-        flag,
-        rich_help_panel=panel,
-        envvar=envvar,
-        help=help,
-        show_default=show_default,
+        one.typer_default,
+        *flags,
+        rich_help_panel=chosen if isinstance(chosen, str) else None,
+        envvar=one.envvar if env else None,
+        help=one.help,
+        metavar=one.metavar,
+        show_default=one.show_default,
+        count=one.count,
     )
 
 
-def parse_byte(option: str, text: str) -> int:
-    """A byte value written as 0x02, 2 or a single character."""
-    try:
-        value = int(text, 0)
-    except ValueError:
-        if len(text) == 1:
-            value = ord(text)
-        else:
-            raise ConfigError(f"{option}: {text!r} is not a byte (e.g. 0x02)") from None
-    if not 0 <= value <= 0xFF:
-        raise ConfigError(f"{option}: {text!r} is not in 0..255")
-    return value
+def annotation(one: Setting) -> Any:
+    """The Python type typer reads the option's value as."""
+    if one.many:
+        return list[one.kind] | None  # type: ignore[name-defined]
+    if one.typer_default is None:
+        return one.kind | None
+    return one.kind
 
 
 def nulmodem_settings(
@@ -144,18 +181,14 @@ def nulmodem_settings(
     learn_start: bool = True,
 ) -> NulModemSettings:
     """The NULMODEM options every command that speaks the handshake takes, checked."""
-    settings = NulModemSettings(
-        start=parse_byte("--start-byte", start_byte),
-        end=parse_byte("--end-byte", end_byte),
-        timeout=echo_timeout,
-        max_attempts=max_attempts,
-        learn_start=learn_start,
+    given = (start_byte, end_byte, echo_timeout, max_attempts)
+    start, end, timeout, attempts = (
+        checked(one, value, option=True) for one, value in zip(NULMODEM_LINE, given, strict=True)
     )
-    if settings.start == settings.end:
-        raise ConfigError("--start-byte and --end-byte must differ")
-    if not echo_timeout > 0 or max_attempts < 1:  # "not > 0" also refuses nan
-        raise ConfigError("--echo-timeout must be > 0 and --max-attempts >= 1")
-    return settings
+    settings = NulModemSettings(
+        start=start, end=end, timeout=timeout, max_attempts=attempts, learn_start=learn_start
+    )
+    return check_nulmodem(settings, option=True)
 
 
 def link_options(
@@ -184,8 +217,7 @@ def link_options(
 
 
 def link_kind(option: str, value: str) -> LinkKind:
-    if value == "nul":
-        return "nul"
-    if value == "nulmodem":
-        return "nulmodem"
-    raise ConfigError(f"{option}: {value!r} is not 'nulmodem' or 'nul'")
+    """``--link`` (or ``--link-a``...) checked against the declared kinds."""
+    if value in LINK.choices:
+        return "nul" if value == "nul" else "nulmodem"
+    raise ConfigError(f"{option}: {value!r} is not {' or '.join(map(repr, LINK.choices))}")

@@ -12,6 +12,8 @@ from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.cli.display import run_watched, stdout_progress
 from dxserial.cli.options import (
+    END_BYTE,
+    START_BYTE,
     allow_option,
     baud_option,
     echo_timeout_option,
@@ -88,8 +90,9 @@ def tournament_command(
     spec = load_spec(file)
     if concurrency is not None and concurrency < 1:
         raise ConfigError("--concurrency must be >= 1")
+    start, end = START_BYTE.typer_default, END_BYTE.typer_default  # no options: the defaults
     options = link_options(
-        link, baud, "0x02", "0x03", echo_timeout, max_attempts, spec.connect_timeout
+        link, baud, start, end, echo_timeout, max_attempts, spec.connect_timeout
     )
     address = check_cluster(cluster, "--cluster") if cluster is not None else spec.cluster
     tournament: Tournament

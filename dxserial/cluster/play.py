@@ -20,7 +20,7 @@ from dxserial.errors import DxSerialError
 from dxserial.hosting.host import CommandEndpoint
 from dxserial.match.links import EngineDesk, MatchEngine
 from dxserial.match.runner import Match
-from dxserial.tournament.runner import entry_endpoint
+from dxserial.tournament.engines import entry_endpoint
 
 __all__ = ["play_game", "worker_name"]
 

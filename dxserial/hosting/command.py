@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dxserial.config import unknown_key
 from dxserial.errors import ConfigError
+from dxserial.setting import Setting
 
 __all__ = [
     "KINDS",
@@ -39,11 +41,40 @@ __all__ = [
 ]
 
 HOST = "127.0.0.1"
-#: Settings of a command engine's table (besides the kind's own, see :data:`KIND_KEYS`).
-COMMAND_KEYS = frozenset(
-    {"command", "cwd", "env", "files", "speaks", "max_restarts", "stop_grace", "ready_timeout"}
+#: The keys of a command engine's table, declared once (``tournament --keys`` shows them).
+COMMAND_SETTINGS: tuple[Setting, ...] = (
+    Setting("command", (), kind=list, example='["./scan", "dxp"]',
+            about="instead of endpoint: an engine the director starts"),
+    Setting("speaks", None, example='"dxp-server"',
+            about='with command: "dxp-server", "dxp-client", "dosbox", "hub"'),
+    Setting("cwd", None, example='"scan-3.1"',
+            about="with command: its working folder (relative to the file)"),
+    Setting("env", None, kind=dict, example='{ SCAN_THREADS = "1" }',
+            about="with command: environment variables added"),
+    Setting("files", None, kind=dict, example='{ "scan.ini" = "dxp-port = {port}" }',
+            about="with command: files written into cwd"),
+    Setting("max_restarts", 10, kind=int, minimum=0,
+            about="with command: failures before its games are forfeited"),
+    Setting("stop_grace", 3.0, kind=float, minimum=0, above=True, example="3",
+            about="with command: seconds from SIGTERM to SIGKILL"),
+    Setting("ready_timeout", None, kind=float, minimum=0, above=True, example="30",
+            about="with command: seconds to be ready (else connect_timeout)"),
 )
-KIND_KEYS: dict[str, frozenset[str]] = {"dosbox": frozenset({"program", "args", "cycles"})}
+#: The keys a kind of engine takes besides :data:`COMMAND_SETTINGS`.
+KIND_SETTINGS: dict[str, tuple[Setting, ...]] = {
+    "dosbox": (
+        Setting("program", None, example='"DXENG.COM"',
+                about='speaks = "dosbox": the DOS program (default DXENG.COM)'),
+        Setting("args", None, example='""', about='speaks = "dosbox": its arguments'),
+        Setting("cycles", "max", about='speaks = "dosbox": DOSBox\'s cpu cycles'),
+    ),
+}
+_D = {one.key: one.default for one in COMMAND_SETTINGS}
+#: Settings of a command engine's table (besides the kind's own, see :data:`KIND_KEYS`).
+COMMAND_KEYS = frozenset(_D)
+KIND_KEYS: dict[str, frozenset[str]] = {
+    kind: frozenset(one.key for one in settings) for kind, settings in KIND_SETTINGS.items()
+}
 
 
 @dataclass(frozen=True)
@@ -56,8 +87,8 @@ class EngineCommand:
     cwd: Path | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     files: Mapping[str, str] = field(default_factory=dict)
-    max_restarts: int = 10
-    stop_grace: float = 3.0
+    max_restarts: int = _D["max_restarts"]
+    stop_grace: float = _D["stop_grace"]
     ready_timeout: float | None = None  # None: the tournament's connect_timeout
     extra: Mapping[str, Any] = field(default_factory=dict)  # the kind's own settings
 
@@ -99,7 +130,7 @@ def _dosbox(cmd: EngineCommand, port: int, workdir: Path) -> Launch:
 
     program = Path(str(cmd.extra.get("program") or dos.find_engine()))
     args = str(cmd.extra.get("args") or dos.engine_args())
-    cycles = str(cmd.extra.get("cycles", "max"))
+    cycles = str(cmd.extra.get("cycles", KIND_SETTINGS["dosbox"][2].default))
     drive = workdir / "drive"
     serial = dos.serial_line(port, dosbox_listens=True)
     conf = dos.conf_text(drive, serial, f"{program.name.upper()} {args}", cycles=cycles)
@@ -156,15 +187,7 @@ def parse_engine_command(
 ) -> EngineCommand:
     """Check a command engine's table; :class:`ConfigError` (one line) if anything is off."""
     where = f"{source}: engine {name!r}"
-    speaks = entry.get("speaks")
-    if speaks in UNAVAILABLE:
-        raise ConfigError(f"{where}: {UNAVAILABLE[speaks]}")
-    if speaks not in KINDS:
-        kinds = ", ".join(f'"{k}"' for k in KINDS)
-        raise ConfigError(f"{where}: speaks = {speaks!r}: give one of {kinds}")
-    extra = sorted(set(entry) - COMMAND_KEYS - KIND_KEYS.get(speaks, frozenset()))
-    if extra:
-        raise ConfigError(f"{where}: unknown setting(s) {', '.join(extra)}")
+    speaks = _speaks(entry, where)
     command = entry.get("command", [])
     if isinstance(command, str):
         command = shlex.split(command)
@@ -172,44 +195,77 @@ def parse_engine_command(
         raise ConfigError(f'{where}: command must be a list of strings, e.g. ["./scan", "dxp"]')
     if not command and KINDS[speaks].needs_command:
         raise ConfigError(f"{where}: command is empty")
-    cwd = entry.get("cwd")
+    cmd = EngineCommand(
+        name=name,
+        speaks=speaks,
+        command=tuple(command),
+        cwd=_folder(entry.get("cwd"), where, base),
+        env=_strings(entry, "env", where),
+        files=_files(entry, where),
+        max_restarts=_number(entry, "max_restarts", where),
+        stop_grace=_number(entry, "stop_grace", where),
+        ready_timeout=_number(entry, "ready_timeout", where),
+        extra={k: entry[k] for k in KIND_KEYS.get(speaks, ()) if k in entry},
+    )
+    _check_program(cmd, where)
+    return cmd
+
+
+def _speaks(entry: Mapping[str, Any], where: str) -> str:
+    """The table's kind, and no key the kind does not take."""
+    speaks = entry.get("speaks")
+    if speaks in UNAVAILABLE:
+        raise ConfigError(f"{where}: {UNAVAILABLE[speaks]}")
+    if speaks not in KINDS:
+        kinds = ", ".join(f'"{k}"' for k in KINDS)
+        raise ConfigError(f"{where}: speaks = {speaks!r}: give one of {kinds}")
+    known = COMMAND_KEYS | KIND_KEYS.get(speaks, frozenset())
+    for key in entry:
+        if key not in known:
+            raise unknown_key(where, key, known, f"speaks = {speaks!r} takes "
+                              f"{', '.join(sorted(known))}", word="setting")
+    return str(speaks)
+
+
+def _folder(cwd: Any, where: str, base: Path | None) -> Path | None:
     if cwd is not None and not isinstance(cwd, str):
         raise ConfigError(f"{where}: cwd must be a folder name")
     folder = None if cwd is None else Path(cwd)
     if folder is not None and base is not None and not folder.is_absolute():
         folder = base / folder
-    for key in ("env", "files"):
-        table = entry.get(key, {})
-        if not isinstance(table, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in table.items()
-        ):
-            raise ConfigError(f'{where}: {key} must be a table of strings, {key} = {{ K = "V" }}')
-    for key in entry.get("files", {}):
+    return folder
+
+
+def _strings(entry: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
+    table = entry.get(key, {})
+    if not isinstance(table, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in table.items()
+    ):
+        raise ConfigError(f'{where}: {key} must be a table of strings, {key} = {{ K = "V" }}')
+    return dict(table)
+
+
+def _files(entry: Mapping[str, Any], where: str) -> dict[str, str]:
+    files = _strings(entry, "files", where)
+    for key in files:
         if Path(key).is_absolute() or ".." in Path(key).parts:
             raise ConfigError(f"{where}: files: {key!r} must be a name inside its folder")
-    restarts = entry.get("max_restarts", 10)
-    if not isinstance(restarts, int) or isinstance(restarts, bool) or restarts < 0:
-        raise ConfigError(f"{where}: max_restarts must be a whole number >= 0")
-    numbers = {}
-    for key, default in (("stop_grace", 3.0), ("ready_timeout", None)):
-        value = entry.get(key, default)
-        if value is not None and (not isinstance(value, int | float) or not value > 0):
-            raise ConfigError(f"{where}: {key} must be a number of seconds > 0")
-        numbers[key] = None if value is None else float(value)
-    cmd = EngineCommand(
-        name=name,
-        speaks=speaks,
-        command=tuple(command),
-        cwd=folder,
-        env=dict(entry.get("env", {})),
-        files=dict(entry.get("files", {})),
-        max_restarts=restarts,
-        stop_grace=numbers["stop_grace"] or 3.0,
-        ready_timeout=numbers["ready_timeout"],
-        extra={k: entry[k] for k in KIND_KEYS.get(speaks, ()) if k in entry},
-    )
-    _check_program(cmd, where)
-    return cmd
+    return files
+
+
+def _number(entry: Mapping[str, Any], key: str, where: str) -> Any:
+    """A number of the table, checked by its declaration (its default when not given)."""
+    one = next(s for s in COMMAND_SETTINGS if s.key == key)
+    value = entry.get(key, one.default)
+    if value is None:
+        return None
+    if one.kind is int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < (one.minimum or 0):
+            raise ConfigError(f"{where}: {key} must be a whole number >= {one.minimum:g}")
+        return value
+    if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+        raise ConfigError(f"{where}: {key} must be a number of seconds > 0")
+    return float(value)
 
 
 def _check_program(cmd: EngineCommand, where: str) -> None:

@@ -38,7 +38,7 @@ from dxserial.transports.endpoints import (
 from dxserial.transports.leftovers import MARK, this_run
 from dxserial.transports.tcp import Endpoint
 
-__all__ = ["CommandEndpoint", "instance"]
+__all__ = ["CommandEndpoint"]
 
 log = logging.getLogger("dxserial.hosting.host")
 
@@ -252,17 +252,3 @@ def _log_news(endpoint: CommandEndpoint, text: str) -> None:
     """The default news: a restart is an INFO line, a first start ("") none."""
     if text:
         log.info("%s", text)
-
-
-def instance(endpoint: CommandEndpoint, number: int) -> CommandEndpoint:
-    """Another process slot of the same engine (a concurrent game): own folder, log, port."""
-    label = f"{endpoint.cmd.name}-{number}"
-    workdir = endpoint.workdir.parent / label
-    return CommandEndpoint(
-        endpoint.cmd,
-        endpoint.options,
-        label=label,
-        workdir=workdir,
-        log_path=endpoint.log_path.with_name(f"{label}.log"),
-        notify=endpoint.notify,
-    )

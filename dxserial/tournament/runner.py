@@ -7,21 +7,19 @@ games that were running.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError, DxSerialError
 from dxserial.files import write_atomic
 from dxserial.game.news import Watcher
-from dxserial.hosting.host import CommandEndpoint, instance
+from dxserial.hosting.host import CommandEndpoint
 from dxserial.match.links import EngineDesk, MatchEngine
 from dxserial.match.rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.match.runner import Match
 from dxserial.match.standings import GameSummary, Progress
-from dxserial.protocol.links import LinkKind
+from dxserial.tournament.engines import entry_endpoint
 from dxserial.tournament.event import (
     GameResultEntry,
     Pairing,
@@ -30,12 +28,12 @@ from dxserial.tournament.event import (
     State,
     game_lines,
 )
-from dxserial.tournament.spec import EngineEntry, TournamentSpec
+from dxserial.tournament.spec import TournamentSpec
 from dxserial.tournament.sprt import SprtState
 from dxserial.transports.child import kill_leftover
-from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
+from dxserial.transports.endpoints import LinkOptions
 
-__all__ = ["EVENT_FILE", "STATE_FILE", "Tournament", "entry_endpoint", "load_spec"]
+__all__ = ["EVENT_FILE", "STATE_FILE", "Tournament", "load_spec"]
 
 log = logging.getLogger("dxserial.tournament.event")
 
@@ -74,6 +72,7 @@ class Tournament:
         log_messages: bool = False,
     ) -> None:
         self.spec = spec
+        self.options = options
         self.schedule = Schedule(spec)
         self.progress = progress
         self.resume = resume
@@ -333,7 +332,9 @@ class Tournament:
                 return side
         first = pool[0].endpoint
         assert isinstance(first, CommandEndpoint)
-        side = MatchEngine(name, endpoint=instance(first, len(pool) + 1))
+        entry = next(e for e in self.spec.engines if e.name == name)
+        side = MatchEngine(name, endpoint=entry_endpoint(
+            entry, self.options, self.spec.pdn, first.notify, slot=len(pool) + 1))
         pool.append(side)
         return side
 
@@ -488,45 +489,9 @@ class Tournament:
         write_atomic(self.event_path, "\n\n".join(parts) + "\n")
 
 
-def entry_endpoint(
-    entry: EngineEntry,
-    options: LinkOptions,
-    pdn: Path,
-    notify: Callable[[CommandEndpoint, str], None] | None = None,
-) -> EngineEndpoint:
-    """An engine of the file as an endpoint: its command (run in ``pdn/engines/NAME``, its
-    log ``pdn/NAME.log``) or its endpoint, with the table's link and speed."""
-    these = options
-    if entry.link is not None:
-        these = dataclasses.replace(these, link=_link(entry.link))
-    if entry.baud is not None:
-        serial = dataclasses.replace(these.serial, baudrate=entry.baud)
-        these = dataclasses.replace(these, serial=serial)
-    if entry.command is None:
-        return EngineEndpoint(parse_engine_endpoint(entry.endpoint), these)
-    return CommandEndpoint(
-        entry.command,
-        these,
-        label=entry.name,
-        workdir=pdn / "engines" / entry.name,
-        log_path=pdn / f"{entry.name}.log",
-        notify=notify,
-    )
-
-
-def _link(text: str) -> LinkKind:
-    if text == "nul":
-        return "nul"
-    if text == "nulmodem":
-        return "nulmodem"
-    raise ConfigError(f"engine link {text!r} is not 'nulmodem' or 'nul'")
-
-
 def load_spec(path: Path) -> TournamentSpec:
     """Read the tournament file at ``path`` (the pdn folder is relative to it)."""
-    from dxserial.files import read_text
-    from dxserial.tomltext import MAX_TOML_BYTES
+    from dxserial.config import read_toml
 
-    text = read_text(path, "tournament file", "give the path of a TOML tournament file",
-                     limit=MAX_TOML_BYTES)
-    return TournamentSpec.from_toml(text, source=str(path), base=path.parent)
+    data = read_toml(path, "tournament file", "give the path of a TOML tournament file")
+    return TournamentSpec.from_dict(data, source=str(path), base=path.parent)

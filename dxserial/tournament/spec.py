@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dxserial.config import unknown_key
 from dxserial.draughts import FenError, Position
 from dxserial.draughts.notation import parse_pdn_move
 from dxserial.errors import ConfigError, DxSerialError
-from dxserial.game import adjudication
 from dxserial.game.adjudication import Adjudication
 from dxserial.game.arbiter import ArbiterSettings
 from dxserial.hosting.command import (
@@ -22,13 +22,16 @@ from dxserial.hosting.command import (
     check_endpoint_text,
     parse_engine_command,
 )
+from dxserial.setting import Setting
 from dxserial.tomltext import parse_toml
-from dxserial.tournament import ballots, hub_time
+from dxserial.tournament import ballots
 from dxserial.tournament.hub_time import HubTime
+from dxserial.tournament.keys import ENDPOINT_KEYS, ENGINE, FILE_KEYS, PLACEMENT
 from dxserial.tournament.sprt import SprtConfig, parse_sprt
-from dxserial.transports.endpoints import EndpointKind, parse_engine_endpoint
+from dxserial.transports.endpoints import EndpointKind, LinkKind, parse_engine_endpoint
 
 __all__ = [
+    "KEYS_HINT",
     "KNOWN_KEYS",
     "PLACEMENT_KEYS",
     "SPRT_ROUNDS",
@@ -41,28 +44,14 @@ __all__ = [
     "parse_opening",
 ]
 
-_DEFAULTS: dict[str, Any] = {
-    "event": "dxserial tournament",
-    "format": "round-robin",
-    "rounds": 1,
-    "minutes": 5,
-    "max_moves": 75,
-    "move_timeout": 60.0,
-    "connect_timeout": 30.0,
-    "pdn": "games",
-    "openings": [],
-    "concurrency": 1,
-    "on_unreachable": "stop",
-}
-_ARBITER_KEYS = set(ArbiterSettings.KEYS)  # draw_rules, on_false_claim, time_control, ...
+_BY_KEY = {one.key: one for one in FILE_KEYS}
+#: Each key's default, written once (in :data:`~dxserial.tournament.keys.FILE_KEYS`).
+_D: dict[str, Any] = {one.key: one.default for one in FILE_KEYS}
 #: Every top-level key the reader takes (``dxserial tournament --keys`` describes each).
-KNOWN_KEYS = frozenset({
-    *_DEFAULTS, *_ARBITER_KEYS, "engines", "gauntlet", "sprt", "openings_file", "moves",
-    "time_moves", "pdn_notes", "cluster", *ballots.KEYS, *adjudication.KEYS,
-    *hub_time.KEYS,
-})
+KNOWN_KEYS = frozenset({*_BY_KEY, "engines"})
+KEYS_HINT = "dxserial tournament --keys lists them"
 #: Keys of any engine table that say where its games may run on a cluster (worker resources).
-PLACEMENT_KEYS = frozenset({"worker", "resources"})
+PLACEMENT_KEYS = frozenset(one.key for one in PLACEMENT)
 
 
 @dataclass(frozen=True)
@@ -101,7 +90,7 @@ class EngineEntry:
 
     name: str
     endpoint: str
-    link: str | None = None
+    link: LinkKind | None = None
     baud: int | None = None
     command: EngineCommand | None = None
     #: On a cluster: the worker (its ``--name``) that alone may play this engine's games.
@@ -120,23 +109,23 @@ class TournamentSpec:
     """A tournament file, checked."""
 
     engines: tuple[EngineEntry, ...]
-    event: str = "dxserial tournament"
-    format: str = "round-robin"
+    event: str = _D["event"]
+    format: str = _D["format"]
     gauntlet: str | None = None
-    rounds: int = 1
-    minutes: int = 5
+    rounds: int = _D["rounds"]
+    minutes: int = _D["minutes"]
     #: The director's move limit (``max_moves``; ``moves`` is its old name).
-    moves: int = 75
+    moves: int = _D["max_moves"]
     #: The GAMEREQ's moves for ``minutes`` (None: the move limit).
     time_moves: int | None = None
-    pdn_notes: bool = False
-    move_timeout: float = 60.0
-    connect_timeout: float = 30.0
-    pdn: Path = Path("games")
+    pdn_notes: bool = _D["pdn_notes"]
+    move_timeout: float = _D["move_timeout"]
+    connect_timeout: float = _D["connect_timeout"]
+    pdn: Path = Path(_D["pdn"])
     openings: tuple[Opening, ...] = (Opening("", None),)
-    concurrency: int = 1
+    concurrency: int = _D["concurrency"]
     arbiter: ArbiterSettings = field(default_factory=ArbiterSettings)
-    on_unreachable: str = "stop"
+    on_unreachable: str = _D["on_unreachable"]
     sprt: SprtConfig | None = None
     #: ``tcp://SCHEDULER:PORT`` of a Dask scheduler: games are tasks on its workers.
     cluster: str | None = None
@@ -158,75 +147,19 @@ class TournamentSpec:
     def from_dict(
         cls, data: dict[str, Any], *, source: str = "tournament file", base: Path | None = None
     ) -> TournamentSpec:
-        unknown = sorted(set(data) - KNOWN_KEYS)
-        if unknown:
-            raise ConfigError(
-                f"{source}: unknown setting(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(KNOWN_KEYS))}"
-            )
-        if "moves" in data:  # the old name, which meant the same
-            if "max_moves" in data:
-                raise ConfigError(
-                    f"{source}: moves is the old name of max_moves: give only max_moves"
-                )
-            data = {k if k != "moves" else "max_moves": v for k, v in data.items()}
-        values = {**_DEFAULTS, **data}
-        sprt = parse_sprt(data["sprt"], source) if "sprt" in data else None
-        if sprt is not None and "rounds" not in data:
-            values["rounds"] = SPRT_ROUNDS
-        engines_raw = data.get("engines")
-        if not isinstance(engines_raw, dict) or len(engines_raw) < 2:
-            raise ConfigError(
-                f"{source}: needs at least two [engines.NAME] tables with an endpoint"
-            )
-        engines = [engine_entry(str(n), e, source, base) for n, e in engines_raw.items()]
-        if values["on_unreachable"] not in ("stop", "forfeit"):
-            raise ConfigError(f"{source}: on_unreachable must be 'stop' or 'forfeit'")
+        values = _values(data, source)
+        engines = _engines(data, source, base)
         fmt = values["format"]
-        gauntlet = data.get("gauntlet")
-        if fmt not in ("round-robin", "gauntlet"):
-            raise ConfigError(f"{source}: format {fmt!r} is not 'round-robin' or 'gauntlet'")
+        gauntlet = values["gauntlet"]
         if fmt == "gauntlet" and gauntlet not in {e.name for e in engines}:
             raise ConfigError(
                 f"{source}: format 'gauntlet' needs gauntlet = the name of one of the engines"
             )
-        ints = {k: values[k] for k in ("rounds", "minutes", "max_moves", "concurrency")}
-        if "time_moves" in data:
-            ints["time_moves"] = data["time_moves"]
-        for key, value in ints.items():
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigError(f"{source}: {key} must be a whole number >= 0, not {value!r}")
-        if (
-            ints["rounds"] < 1
-            or ints["concurrency"] < 1
-            or max(ints["max_moves"], ints["minutes"], ints.get("time_moves", 0)) > 999
-        ):
-            raise ConfigError(
-                f"{source}: rounds and concurrency must be >= 1; max_moves, time_moves and"
-                " minutes 0..999"
-            )
-        if not isinstance(data.get("pdn_notes", False), bool):
-            raise ConfigError(f"{source}: pdn_notes must be true or false")
-        for key in ("move_timeout", "connect_timeout"):
-            if not isinstance(values[key], int | float) or not values[key] > 0:
-                raise ConfigError(f"{source}: {key} must be a number of seconds > 0")
-        openings_raw = values["openings"]
-        if isinstance(openings_raw, str):
-            openings_raw = ballots.named_openings(openings_raw, source)
-        if not isinstance(openings_raw, list) or not all(isinstance(o, str) for o in openings_raw):
-            raise ConfigError(
-                f'{source}: openings must be a list of strings (FEN or PDN moves) or "2-move"'
-            )
-        if "openings_file" in data:
-            openings_raw = [*openings_raw, *_openings_file(data["openings_file"], source, base)]
-        order = ballots.BallotOrder.from_dict(data, source)
-        if openings_raw:
-            openings_raw = ballots.ordered(openings_raw, order, source)
-        elif order != ballots.BallotOrder():
-            raise ConfigError(f"{source}: openings_order/openings_start need openings")
-        openings = tuple(parse_opening(o) for o in openings_raw) or (Opening("", None),)
+        sprt = parse_sprt(data["sprt"], source) if "sprt" in data else None
         if sprt is not None and len(engines) != 2:
             raise ConfigError(f"{source}: sprt needs exactly two engines (A is the first listed)")
+        rounds = SPRT_ROUNDS if sprt is not None and "rounds" not in data else values["rounds"]
+        openings, order = _openings(values, data, source, base)
         timing = HubTime.checked(data, engines, source)
         engines = [timing.told(e) for e in engines]
         judged = Adjudication.checked(data, lambda key: f"{source}: {key}")
@@ -245,16 +178,16 @@ class TournamentSpec:
             event=str(values["event"]),
             format=fmt,
             gauntlet=gauntlet if fmt == "gauntlet" else None,
-            rounds=ints["rounds"],
-            minutes=ints["minutes"],
-            moves=ints["max_moves"],
-            time_moves=ints.get("time_moves"),
-            pdn_notes=bool(data.get("pdn_notes", False)),
+            rounds=rounds,
+            minutes=values["minutes"],
+            moves=values["max_moves"],
+            time_moves=values["time_moves"],
+            pdn_notes=values["pdn_notes"],
             move_timeout=float(values["move_timeout"]),
             connect_timeout=float(values["connect_timeout"]),
             pdn=pdn,
             openings=openings,
-            concurrency=ints["concurrency"],
+            concurrency=values["concurrency"],
             arbiter=ArbiterSettings.checked(data, lambda key: f"{source}: {key}"),
             on_unreachable=values["on_unreachable"],
             sprt=sprt,
@@ -271,6 +204,67 @@ class TournamentSpec:
 
 #: With sprt and no rounds given: at most this many rounds (the test stops long before).
 SPRT_ROUNDS = 1000
+
+
+def _values(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """Every top-level key's value, checked by its declaration; a missing key: its default."""
+    for key in data:
+        if key not in KNOWN_KEYS:
+            raise unknown_key(source, key, KNOWN_KEYS, KEYS_HINT, word="setting")
+    if "moves" in data:  # the old name, which meant the same
+        if "max_moves" in data:
+            raise ConfigError(f"{source}: moves is the old name of max_moves: give only max_moves")
+        data = {k if k != "moves" else "max_moves": v for k, v in data.items()}
+    return {one.key: _checked(one, data[one.key], source) if one.key in data else one.default
+            for one in FILE_KEYS}
+
+
+def _checked(one: Setting, value: Any, source: str) -> Any:
+    """One value against its declaration (kind, choices, bounds), in the file's words."""
+    where = f"{source}: {one.key}"
+    if one.choices and value not in one.choices:
+        raise ConfigError(f"{where}: {value!r} is not {' or '.join(map(repr, one.choices))}")
+    if one.kind is bool and not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false")
+    if one.kind is int and (not isinstance(value, int) or isinstance(value, bool)
+                            or not one.minimum <= value <= one.maximum):  # type: ignore[operator]
+        raise ConfigError(f"{where} must be a whole number {one.minimum:g}..{one.maximum:g}, "
+                          f"not {value!r}")
+    if one.kind is float and one.above and (
+        not isinstance(value, int | float) or isinstance(value, bool) or not value > 0
+    ):
+        raise ConfigError(f"{where} must be a number of seconds > 0")
+    return value
+
+
+def _engines(data: dict[str, Any], source: str, base: Path | None) -> list[EngineEntry]:
+    tables = data.get("engines")
+    if not isinstance(tables, dict) or len(tables) < 2:
+        raise ConfigError(f"{source}: needs at least two [engines.NAME] tables with an endpoint")
+    return [engine_entry(str(n), e, source, base) for n, e in tables.items()]
+
+
+def _openings(
+    values: dict[str, Any], data: dict[str, Any], source: str, base: Path | None
+) -> tuple[tuple[Opening, ...], ballots.BallotOrder]:
+    """``openings`` (a list, or a ballot set's name) and the lines of ``openings_file``, in
+    the order the file asks for, each read (the normal start: none)."""
+    texts = values["openings"]
+    if isinstance(texts, str):
+        texts = ballots.named_openings(texts, source)
+    if not isinstance(texts, list | tuple) or not all(isinstance(o, str) for o in texts):
+        raise ConfigError(
+            f'{source}: openings must be a list of strings (FEN or PDN moves) or "2-move"'
+        )
+    texts = list(texts)
+    if values["openings_file"] is not None:
+        texts = [*texts, *_openings_file(values["openings_file"], source, base)]
+    order = ballots.BallotOrder.from_dict(data, source)
+    if texts:
+        texts = ballots.ordered(texts, order, source)
+    elif order != ballots.BallotOrder():
+        raise ConfigError(f"{source}: openings_order/openings_start need openings")
+    return tuple(parse_opening(o) for o in texts) or (Opening("", None),), order
 
 
 def _openings_file(name: Any, source: str, base: Path | None) -> list[str]:
@@ -344,27 +338,47 @@ def _placement(name: str, entry: dict[str, Any], source: str) -> dict[str, Any]:
 def engine_entry(name: str, entry: Any, source: str, base: Path | None) -> EngineEntry:
     """One ``[engines.NAME]`` table: an endpoint, or a command (``command``/``speaks``);
     either may say where on a cluster its games run (``worker``, ``resources``)."""
-    placed: dict[str, Any] = {}
-    if isinstance(entry, dict):
-        placed = _placement(name, entry, source)
-        entry = {k: v for k, v in entry.items() if k not in PLACEMENT_KEYS}
-    if isinstance(entry, dict) and ("command" in entry or "speaks" in entry):
+    where = f"{source}: engine {name!r}"
+    if not isinstance(entry, dict):
+        raise ConfigError(f'{where} needs endpoint = "..." or command = [...] with speaks')
+    for key in entry:
+        if key not in ENGINE:
+            raise unknown_key(where, key, ENGINE, KEYS_HINT, word="setting")
+    placed = _placement(name, entry, source)
+    entry = {k: v for k, v in entry.items() if k not in PLACEMENT_KEYS}
+    if "command" in entry or "speaks" in entry:
         if "endpoint" in entry:
-            raise ConfigError(f"{source}: engine {name!r}: give endpoint or command, not both")
+            raise ConfigError(f"{where}: give endpoint or command, not both")
         return EngineEntry(name, "", command=parse_engine_command(
             name, entry, source=source, base=base), **placed)
-    if not isinstance(entry, dict) or not isinstance(entry.get("endpoint"), str):
-        raise ConfigError(
-            f'{source}: engine {name!r} needs endpoint = "..." or command = [...] with speaks'
-        )
-    extra = sorted(set(entry) - {"endpoint", "link", "baud"})
+    if not isinstance(entry.get("endpoint"), str):
+        raise ConfigError(f'{where} needs endpoint = "..." or command = [...] with speaks')
+    extra = sorted(set(entry) - {one.key for one in ENDPOINT_KEYS})
     if extra:
-        raise ConfigError(f"{source}: engine {name!r}: unknown setting(s) {', '.join(extra)}")
-    typo = check_endpoint_text(entry["endpoint"])
+        raise ConfigError(f"{where}: {', '.join(extra)} go(es) with command = [...], not with "
+                          "an endpoint")
+    _check_endpoint(entry["endpoint"], where)
+    link, baud = (_line_value(one, entry.get(one.key), where) for one in ENDPOINT_KEYS[1:])
+    return EngineEntry(name, entry["endpoint"], link, baud, **placed)
+
+
+def _check_endpoint(text: str, where: str) -> None:
+    typo = check_endpoint_text(text)
     if typo is not None:
-        raise ConfigError(f"{source}: engine {name!r}: {typo}")
+        raise ConfigError(f"{where}: {typo}")
     try:
-        parse_engine_endpoint(entry["endpoint"])
+        parse_engine_endpoint(text)
     except ConfigError as exc:
-        raise ConfigError(f"{source}: engine {name!r}: {exc}") from None
-    return EngineEntry(name, entry["endpoint"], entry.get("link"), entry.get("baud"), **placed)
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _line_value(one: Setting, value: Any, where: str) -> Any:
+    """A table's ``link`` or ``baud``, checked by its declaration (None: not given)."""
+    if value is None:
+        return None
+    if one.choices and value not in one.choices:
+        raise ConfigError(f"{where}: {one.key} {value!r} is not "
+                          f"{' or '.join(map(repr, one.choices))}")
+    if one.kind is int and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ConfigError(f"{where}: {one.key} must be a whole number > 0")
+    return value

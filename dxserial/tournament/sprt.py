@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from dxserial.config import unknown_key
 from dxserial.errors import ConfigError
 
 __all__ = [
@@ -56,9 +57,11 @@ def parse_sprt(data: Any, source: str) -> SprtConfig:
     """The ``sprt = { elo0 = 0, elo1 = 5, alpha = 0.05, beta = 0.05 }`` table, checked."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: sprt must be a table: sprt = {{ elo0 = 0, elo1 = 5 }}")
-    unknown = sorted(set(data) - {"elo0", "elo1", "alpha", "beta"})
-    if unknown:
-        raise ConfigError(f"{source}: sprt: unknown setting(s) {', '.join(unknown)}")
+    known = ("elo0", "elo1", "alpha", "beta")
+    for key in data:
+        if key not in known:
+            raise unknown_key(f"{source}: sprt", key, known, "sprt takes elo0, elo1, alpha and "
+                              "beta", word="setting")
     values = {**SprtConfig().__dict__, **data}
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values.values()):
         raise ConfigError(f"{source}: sprt: elo0, elo1, alpha and beta must be numbers")

@@ -1,0 +1,76 @@
+"""The options table of a command's page under docs/commands/, made from the command itself
+(its options come from its settings' declarations), so the page cannot drift from --help.
+
+``python -m dxserial.cli.options_table bridge`` prints the table; ``--write`` puts it into
+docs/commands/bridge.md between the usage line and the line after the table.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from dxserial.cli.app import app
+
+__all__ = ["options_table", "page_with_table"]
+
+#: What every command takes, documented once in docs/commands/README.md.
+_EVERYWHERE = {"--verbose", "--quiet", "--help"}
+_TABLED = ("bridge",)  # the pages whose table is made here
+_END = "Every command also takes"
+
+
+def _command(name: str) -> Any:
+    group = typer.main.get_command(app)
+    ctx = typer.Context(group, info_name="dxserial")
+    return group.resolve_command(ctx, [name])[1]  # type: ignore[attr-defined]
+
+
+def _row(param: Any) -> str:
+    flags = [o for o in (*param.opts, *param.secondary_opts) if o.startswith("--")]
+    text = param.help or ""
+    default = param.default
+    if param.show_default and default is not None and not isinstance(default, bool):
+        text += f" (default: `{default}`)"
+    if param.envvar:
+        text += f" [`{param.envvar}`]"
+    return f"| {', '.join(f'`{f}`' for f in flags)} | {text} |"
+
+
+def options_table(name: str) -> str:
+    """The markdown table of ``dxserial NAME``'s options, as its page shows it."""
+    rows = ["| option | what it does |", "|---|---|"]
+    for param in _command(name).params:
+        if param.param_type_name == "option" and not _EVERYWHERE & set(param.opts):
+            rows.append(_row(param))
+    return "\n".join(rows)
+
+
+def page_with_table(name: str, page: str) -> str:
+    """``page`` with its options table replaced by :func:`options_table`."""
+    head, sep, rest = page.partition("\n| option | what it does |\n")
+    if not sep:
+        raise ValueError(f"docs/commands/{name}.md has no options table")
+    _, sep2, tail = rest.partition(f"\n\n{_END}")
+    return f"{head}\n{options_table(name)}{sep2 and chr(10) * 2 + _END}{tail}"
+
+
+def main(argv: list[str]) -> int:
+    write = "--write" in argv
+    names = [a for a in argv if not a.startswith("-")] or list(_TABLED)
+    docs = Path(__file__).resolve().parents[2] / "docs" / "commands"
+    for name in names:
+        if not write:
+            print(options_table(name))
+            continue
+        path = docs / f"{name}.md"
+        path.write_text(page_with_table(name, path.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
