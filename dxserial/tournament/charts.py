@@ -85,7 +85,7 @@ def llr_svg(
     parts.append(f'<polyline class="llr" points="{path}" fill="none" stroke="#1f5fa8" '
                  'stroke-width="2"/>')
     if history:
-        parts.append(f'<text x="{left + 4}" y="{top + 12}" fill="#1f5fa8">LLR '
+        parts.append(f'<text x="{left + w}" y="18" text-anchor="end" fill="#1f5fa8">LLR '
                      f'{history[-1]:.2f} after {len(history)} pair(s)</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
@@ -95,8 +95,8 @@ def ratings_svg(field: FieldRatings, *, width: int = 560) -> str:
     """Each engine's rating (a dot) and its 95% interval (a bar), strongest on top."""
     engines = field.engines
     row = 24
-    label = min(220, 12 + 7 * max((len(r.name) for r in engines), default=4))
-    left, right, top, bottom = label, 16, 30, 34
+    label = min(220, 24 + 7 * max((len(r.name) for r in engines), default=4))
+    left, right, top, bottom = label, 160, 30, 34
     height = top + bottom + row * max(len(engines), 1)
     w = width - left - right
     values = [v for r in engines for v in (r.rating, r.low, r.high) if v is not None]
@@ -124,7 +124,7 @@ def ratings_svg(field: FieldRatings, *, width: int = 560) -> str:
                  'fill="#555">Elo</text>')
     for i, r in enumerate(engines):
         cy = top + row * i + row / 2
-        parts.append(f'<text x="{label - 8}" y="{_num(cy + 4)}" text-anchor="end">'
+        parts.append(f'<text x="{label - 10}" y="{_num(cy + 4)}" text-anchor="end">'
                      f'{escape(r.name)}</text>')
         attrs = f'class="engine" data-name="{escape(r.name)}"'
         if r.low is not None and r.high is not None:
@@ -148,7 +148,7 @@ def ratings_svg(field: FieldRatings, *, width: int = 560) -> str:
                 f'<line x1="{_num(x(edge))}" x2="{_num(x(edge))}" y1="{_num(cy - 6)}" '
                 f'y2="{_num(cy + 6)}" stroke="#b23b3b" stroke-width="2"/></g>'
             )
-        parts.append(f'<text x="{width - 4}" y="{_num(cy + 4)}" text-anchor="end" '
-                     f'fill="#555">{escape(r.text())}</text>')
+        parts.append(f'<text x="{left + w + 12}" y="{_num(cy + 4)}" fill="#555">'
+                     f'{escape(r.text())}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -32,8 +32,8 @@ from typing import Any
 from dxserial.errors import ConfigError
 from dxserial.files import write_atomic
 from dxserial.protocol.messages import Colour
-from dxserial.tournament.spec import TournamentSpec
 from dxserial.tournament.rating import FieldRatings, RatingError, Tally, rate_field
+from dxserial.tournament.spec import TournamentSpec
 
 __all__ = [
     "Pairing",
@@ -41,6 +41,7 @@ __all__ = [
     "Scores",
     "State",
     "game_lines",
+    "ratings_json",
 ]
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ class Scores:
         self.cross: dict[tuple[str, str], list[int]] = {}  # (me, them) -> [points, games]
         self.display = {n: n for n in names}
         self.finished: list[GameResultEntry] = []  # every game added, for the ratings
+        self._rated: tuple[int, FieldRatings | str] | None = None
         for game in games:
             self.add(game)
 
@@ -172,14 +174,19 @@ class Scores:
         return sorted(self.names, key=lambda n: (-self.lines[n].points, self.lines[n].games))
 
     def ratings(self) -> FieldRatings | str:
-        """The field's ratings from every finished game, or why there are none yet."""
+        """The field's ratings from every finished game, or why there are none yet (kept
+        until the next game: the crosstable, the state and the live view all ask)."""
+        if self._rated is not None and self._rated[0] == len(self.finished):
+            return self._rated[1]
         tally = Tally(list(self.names))
         for game in self.finished:
             tally.add_result(game.white, game.black, game.result)
         try:
-            return rate_field(tally)
+            rated: FieldRatings | str = rate_field(tally)
         except RatingError as exc:
-            return str(exc)
+            rated = str(exc)
+        self._rated = (len(self.finished), rated)
+        return rated
 
     def standings_line(self) -> str:
         return ", ".join(f"{n} {self.lines[n].points}" for n in self.order())
@@ -223,6 +230,13 @@ class Scores:
         return out
 
 
+def ratings_json(field: FieldRatings | str) -> dict[str, Any]:
+    """The ratings as the state file and the live view carry them."""
+    if isinstance(field, str):
+        return {"none": field}
+    return field.to_json()
+
+
 def _ratings_note(field: FieldRatings | str) -> str:
     """The line under the crosstable that says what its ratings are."""
     if isinstance(field, str):
@@ -252,6 +266,9 @@ class State:
     #: game starts and when it ends, so a resumed run knows which engines may still have a
     #: game open (None: a file from before this record, which cannot say).
     playing: dict[int, list[str]] | None = field(default_factory=dict)
+    #: The field's ratings from the games so far (rating.FieldRatings.to_json, or why none):
+    #: written for scripts and people; a resumed run computes them again from the games.
+    ratings: dict[str, Any] | None = None
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> State:
@@ -293,6 +310,8 @@ class State:
         if self.engines:
             data["engines"] = self.engines
         data["playing"] = {str(n): names for n, names in sorted((self.playing or {}).items())}
+        if self.ratings is not None:
+            data["ratings"] = self.ratings
         return json.dumps(data, indent=1) + "\n"
 
     def save(self, path: Path) -> None:

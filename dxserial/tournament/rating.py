@@ -95,6 +95,8 @@ class Rated:
             return f"< {_signed(self.high)}"
         if self.bound == "lower" and self.low is not None:
             return f"> {_signed(self.low)}"
+        if self.low == self.high == self.rating:
+            return f"{_signed(self.rating)} (anchor)"
         low = "?" if self.low is None else _signed(self.low)
         high = "?" if self.high is None else _signed(self.high)
         return f"{_signed(self.rating)} [{low}, {high}]"
@@ -168,7 +170,7 @@ def _expect(d: float) -> float:
         return 0.0
     if d > 3000:
         return 1.0
-    return 1.0 / (1.0 + 10.0 ** (-d / 400.0))
+    return float(1.0 / (1.0 + 10.0 ** (-d / 400.0)))
 
 
 def rate_field(
@@ -221,15 +223,16 @@ def rate_field(
         rated.append(Rated(name, r, r - margin, r + margin, score, games))
     rated.sort(key=lambda x: -x.rating)
     out: list[Rated] = []
-    for i, r in enumerate(rated):
+    for i, one in enumerate(rated):
         los = None
         if i + 1 < len(rated):
             nxt = rated[i + 1]
-            if r.name in index and nxt.name in index:
-                a, b = index[r.name], index[nxt.name]
+            if one.name in index and nxt.name in index:
+                a, b = index[one.name], index[nxt.name]
                 var = cov[a][a] + cov[b][b] - 2 * cov[a][b]
-                los = _los(r.rating - nxt.rating, var)
-        out.append(Rated(r.name, r.rating, r.low, r.high, r.score, r.games, los, r.bound))
+                los = _los(one.rating - nxt.rating, var)
+        out.append(Rated(one.name, one.rating, one.low, one.high, one.score, one.games, los,
+                         one.bound))
     return FieldRatings(out, anchor, anchor_rating, dispersion)
 
 
@@ -335,7 +338,7 @@ def _derivatives(
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     """Gaussian elimination with partial pivoting (tens of engines: no numpy needed)."""
     n = len(b)
-    m = [row[:] + [v] for row, v in zip(a, b, strict=True)]
+    m = [[*row, v] for row, v in zip(a, b, strict=True)]
     for c in range(n):
         p = max(range(c, n), key=lambda i: abs(m[i][c]))
         if abs(m[p][c]) < 1e-300:
