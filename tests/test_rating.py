@@ -113,3 +113,26 @@ def test_the_llr_chart_draws_the_curve_between_its_bounds() -> None:
     assert 'data-bound="H1"' in svg and 'data-bound="H0"' in svg
     assert svg.count(",") >= 5  # the start and four pairs on the polyline
     assert "LLR 3.10 after 4 pair(s)" in svg
+
+
+def test_the_rate_command_prints_the_field_and_says_what_it_could_not_do(tmp_path: Path) -> None:
+    from helpers import run_in_process
+
+    svg = tmp_path / "field.svg"
+    done = run_in_process("rate", DATA / "field.pdn", "--anchor", "d1", "--anchor-rating", "1000",
+                          "--svg", svg)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "60 game(s), 4 engine(s) from 1 file(s)"
+    assert [line.split()[1] for line in lines[2:6]] == ["d4", "d3", "d2", "d1"]
+    assert "+1000 (anchor)" in lines[5] and "+1442 [" in lines[2]  # Ordo: 442.1 above d1
+    assert "anchored: d1 at 1000" in lines[6]
+    assert svg.read_text().startswith("<svg") and lines[-1] == f"chart: {svg}"
+    wrong = run_in_process("rate", DATA / "field.pdn", "--anchor", "d9")
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1 and "'d9'" in wrong.stderr
+    missing = run_in_process("rate", tmp_path / "none.pdn")
+    assert missing.returncode == 1 and "cannot read" in missing.stderr
+    empty = tmp_path / "empty.pdn"
+    empty.write_text('[White "a"]\n[Black "b"]\n[Result "*"]\n\n*\n')
+    unrated = run_in_process("rate", empty)
+    assert unrated.returncode == 1 and "no finished game" in unrated.stderr
