@@ -295,6 +295,8 @@ class Tournament:
             self.state.playing = {}
             self._kill_leftovers()
         self.scores = Scores(self.spec.names, self.state.games.values())
+        if self.state.games:  # the resumed state file keeps its ratings
+            self.state.ratings = ratings_json(self.scores.ratings())
         self._sprt_update()
 
     def _at_once(self) -> str:
