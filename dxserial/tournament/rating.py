@@ -222,6 +222,13 @@ def rate_field(
         margin = _Z95 * math.sqrt(variance(name)) if name != anchor else 0.0
         rated.append(Rated(name, r, r - margin, r + margin, score, games))
     rated.sort(key=lambda x: -x.rating)
+    return FieldRatings(_with_los(rated, index, cov), anchor, anchor_rating, dispersion)
+
+
+def _with_los(
+    rated: list[Rated], index: dict[str, int], cov: list[list[float]]
+) -> list[Rated]:
+    """Each engine with its LOS over the next one (both in the joint fit; else None)."""
     out: list[Rated] = []
     for i, one in enumerate(rated):
         los = None
@@ -233,7 +240,7 @@ def rate_field(
                 los = _los(one.rating - nxt.rating, var)
         out.append(Rated(one.name, one.rating, one.low, one.high, one.score, one.games, los,
                          one.bound))
-    return FieldRatings(out, anchor, anchor_rating, dispersion)
+    return out
 
 
 def _los(diff: float, var: float) -> float:
