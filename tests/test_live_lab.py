@@ -5,6 +5,7 @@ engine with no points, never an infinity) and the LLR chart beside."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +80,14 @@ async def test_the_lab_page_puts_play_first_and_folds_finished_games(tmp_path: P
             "document.getElementById('table').getBoundingClientRect().right"
             " <= document.getElementById('left').getBoundingClientRect().right + 1")
         assert fits
+        assert await browser.evaluate("document.documentElement.scrollWidth <= 1300")  # no sideways
+        chart_width = await browser.evaluate("document.getElementById('charts').clientWidth")
+        assert chart_width >= 320
         table = await browser.evaluate("document.getElementById('table').textContent")
         assert "inf" not in table and "< " in table and "rating [95%]" in table
         chart = await browser.evaluate("document.querySelector('#charts').innerHTML")
         assert 'data-name="nil" data-bound="upper"' in chart and 'data-bound="H1"' in chart
-        await browser.screenshot(tmp_path / "lab.png")
+        await browser.screenshot(Path(os.environ.get("DXSERIAL_LAB_SHOT", tmp_path / "lab.png")))
     finally:
         await server.close()
         await browser.close()

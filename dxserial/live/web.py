@@ -156,7 +156,8 @@ PAGE = """<!doctype html>
  body { font-family: system-ui, sans-serif; margin: 1em; background: #f4f1ea; color: #222; }
  #playing h2, #panels h2 { font-size: 1.1em; margin: .2em 0 .4em; }
  #games { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
- #panels { display: grid; grid-template-columns: minmax(0, 1.35fr) minmax(0, 1fr); gap: 1em;
+ #panels { display: grid; grid-template-columns: minmax(min-content, 1.35fr) minmax(320px, 1fr);
+           gap: 1.5em;
            align-items: start; margin-top: 1em; font-size: .85em; }
  #panels table { margin-bottom: .3em; }
  #done { display: none; }
