@@ -191,6 +191,15 @@ def test_an_sprt_match_of_depth_3_against_depth_1_stops_by_itself_with_h1(
     assert llr >= 1.386  # log((1 - beta) / alpha)
     played = len(finished(tmp_path / "games" / "tournament-state.json"))
     assert played < 60  # of 6 openings x 2 colours x 1000 rounds
+    # The pictures beside event.pdn: the LLR after each pair up to the verdict, the ratings.
+    pairs = int(final.split("pairs ")[1].split(",")[0])
+    chart = (tmp_path / "games" / "sprt-llr.svg").read_text()
+    curve = chart.split('class="llr" points="')[1].split('"')[0].split()
+    assert len(curve) == pairs + 1 and f"LLR {llr:.2f} after {pairs} pair(s)" in chart
+    assert 'data-bound="H1"' in chart and 'data-bound="H0"' in chart
+    ratings = json.loads((tmp_path / "games" / "tournament-state.json").read_text())["ratings"]
+    assert [e["name"] for e in ratings["engines"]] == ["deep", "shallow"]
+    assert 'data-name="deep"' in (tmp_path / "games" / "ratings.svg").read_text()
 
 
 @pytest.mark.skipif(

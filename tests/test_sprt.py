@@ -37,6 +37,9 @@ def test_a_clearly_stronger_engine_is_accepted_and_a_weaker_one_rejected() -> No
         state.add_pair(1.0, 0.5)  # a win and a draw, then two draws
         state.add_pair(0.5, 0.5)
     assert state.verdict() == "H1" and state.pairs < 40
+    # The chart's curve: the LLR after each pair, ending where the verdict was reached.
+    assert len(state.history) == state.pairs and state.history[-1] == state.llr()
+    assert max(state.history[:-2]) < state.config.upper <= state.history[-1]  # pairs of pairs
     elo, low, high = state.elo()
     assert low < elo < high and elo > 50
     weak = SprtState(SprtConfig(0, 50))

@@ -1,8 +1,7 @@
-"""The tournament's sans-I/O parts: the file, the schedule, the crosstable, Elo, the state."""
+"""The tournament's sans-I/O parts: the file, the schedule, the crosstable, ratings, the state."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from dxserial.tournament.event import (
     Schedule,
     Scores,
     State,
-    elo_estimate,
     game_lines,
 )
 from dxserial.tournament.spec import TournamentSpec, parse_opening
@@ -168,21 +166,18 @@ def test_crosstable_scores_two_one_zero() -> None:
     assert "0-1-1-1" in table[3]  # b: the unfinished game counts as played, scores nothing
 
 
-def test_elo_from_the_score_with_a_95_percent_interval() -> None:
-    even = elo_estimate(5, 0, 5)
-    assert even.diff == 0 and even.low < -100 and even.high > 100
-    strong = elo_estimate(7, 2, 1)  # 80%: +241
-    assert round(strong.diff) == 241 and strong.low < strong.diff < strong.high
-    # More games with the same score: a narrower interval.
-    assert elo_estimate(70, 20, 10).high - elo_estimate(70, 20, 10).low < strong.high - strong.low
-    perfect = elo_estimate(4, 0, 0)
-    assert math.isinf(perfect.diff) and perfect.text().startswith("+inf")
-    # Eight draws: no spread seen is not a proof of equal strength (issue 24: +0 [+0, +0]).
-    draws = elo_estimate(0, 8, 0)
-    assert draws.diff == 0 and draws.low < -200 and draws.high > 200
-    assert draws.text() == "+0 [-297, +297]"
-    assert elo_estimate(0, 80, 0).high < draws.high  # more draws: narrower
-    assert math.isfinite(elo_estimate(8, 0, 0).low)
+def test_the_crosstable_rates_the_field_jointly_with_bounds_for_a_zero_score() -> None:
+    scores = Scores(["a", "b", "c"])
+    results = ["2-0", "1-1", "2-0", "0-2", "0-2", "2-0"]
+    for n, (white, black) in enumerate([("a", "b"), ("b", "a"), ("b", "c"), ("c", "b"),
+                                         ("c", "a"), ("a", "c")], 1):
+        scores.add(entry(n, white, black, results[n - 1]))
+    table = scores.table(6, 6)
+    assert "rating [95%]" in table[1] and "LOS" in table[1] and "Elo" not in table[1]
+    c_row = next(line for line in table if line.split()[1] == "c")
+    assert "< " in c_row and "inf" not in c_row  # c scored nothing: a bound
+    assert table[-1].startswith("rating: joint maximum likelihood, logistic")
+    assert "performance" not in " ".join(table)
 
 
 def test_state_survives_a_restart_and_refuses_another_tournament(tmp_path: Path) -> None:

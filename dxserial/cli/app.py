@@ -77,6 +77,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "dxserial.cli.tournament_cmd",
         "Play a round robin or a gauntlet between engines listed in a TOML file.",
     ),
+    "rate": (
+        "dxserial.cli.rate_cmd",
+        "Rate every engine of the PDN files jointly, with 95% intervals and LOS.",
+    ),
     "udev": (
         "dxserial.cli.udev_cmd",
         "Install the udev rules and systemd unit that start a bridge when an adapter appears.",

@@ -21,13 +21,16 @@ class LiveView:
         self.title = title
         self.games: dict[int, dict[str, Any]] = {}
         self.standings: list[str] = []
+        #: A tournament's ratings and its charts (SVG text by file name), when it has them.
+        self.pictures: dict[str, Any] = {}
 
     def apply(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """Take one event; return the update to send to browsers (None: nothing changed)."""
         kind = event.get("kind")
         if kind == "standings":
             self.standings = [str(line) for line in event.get("table", [])]
-            return {"type": "standings", "table": self.standings}
+            self.pictures = _pictures(event)
+            return {"type": "standings", "table": self.standings, **self.pictures}
         number = event.get("number")
         if not isinstance(number, int):
             return None
@@ -95,7 +98,19 @@ class LiveView:
     def snapshot(self) -> dict[str, Any]:
         """Everything, for a browser that just connected."""
         games = [self.clocked(self.games[n]) for n in sorted(self.games)]
-        return {"type": "snapshot", "title": self.title, "games": games, "table": self.standings}
+        return {"type": "snapshot", "title": self.title, "games": games, "table": self.standings,
+                **self.pictures}
+
+
+def _pictures(event: dict[str, Any]) -> dict[str, Any]:
+    """The ratings and charts a tournament's standings event carries (none from others)."""
+    out: dict[str, Any] = {}
+    if isinstance(event.get("ratings"), dict):
+        out["ratings"] = event["ratings"]
+    charts = event.get("charts")
+    if isinstance(charts, dict):
+        out["charts"] = {str(k): str(v) for k, v in charts.items()}
+    return out
 
 
 def to_move(game: dict[str, Any]) -> str | None:

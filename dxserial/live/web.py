@@ -218,12 +218,17 @@ PAGE = """<!doctype html>
 <title>dxserial live</title>
 <style>
  body { font-family: system-ui, sans-serif; margin: 1em; background: #f4f1ea; color: #222; }
- #layout { display: grid; grid-template-columns: 1fr minmax(340px, 42%); gap: 1em;
-           align-items: start; }
- aside { font-size: .85em; overflow-x: auto; }
+ #playing h2, #panels h2 { font-size: 1.1em; margin: .2em 0 .4em; }
  #games { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
- aside h2 { font-size: 1.1em; margin: .2em 0 .4em; }
- aside table { width: 100%; margin-bottom: .3em; }
+ #panels { display: grid; grid-template-columns: minmax(min-content, 1.35fr) minmax(320px, 1fr);
+           gap: 1.5em;
+           align-items: start; margin-top: 1em; font-size: .85em; }
+ #panels table { margin-bottom: .3em; }
+ #done { display: none; }
+ #charts svg { width: 100%; height: auto; display: block; margin-bottom: .6em;
+               border-radius: 6px; box-shadow: 0 1px 3px #0002; }
+ #list tr.open { background: #d8e8b0; }
+ #list td.detail { white-space: normal; background: #f4f1ea; }
  .game { background: #fff; border-radius: 6px; padding: .6em; width: 470px;
          box-shadow: 0 1px 3px #0003; display: grid; gap: .3em .6em;
          grid-template-columns: 300px 1fr; grid-template-areas:
@@ -250,14 +255,16 @@ PAGE = """<!doctype html>
  tbody tr:nth-child(even) { background: #f7f5ef; }
  #list tbody tr { cursor: pointer; }
  .note { color: #777; font-size: .85em; }
+ #notes { white-space: pre-line; }
  #status { color: #777; font-size: .85em; }
 </style></head>
 <body>
 <h1 id="title">dxserial live</h1>
 <div id="status">connecting...</div>
-<div id="layout">
-<div id="games"></div>
-<aside>
+<section id="playing"><h2 id="playing-title">In play</h2><div id="games"></div></section>
+<div id="done"></div>
+<div id="panels">
+<div id="left">
 <section id="standings" hidden>
 <h2>Standings</h2>
 <table id="table"></table>
@@ -267,8 +274,10 @@ PAGE = """<!doctype html>
 <h2>Games</h2>
 <table id="list"><thead><tr><th>#</th><th>White</th><th>Black</th><th>moves</th>
 <th>result</th></tr></thead><tbody></tbody></table>
+<div class="note">a click on a finished game opens it here</div>
 </section>
-</aside>
+</div>
+<aside id="charts"></aside>
 </div>
 <script>
 "use strict";
@@ -393,9 +402,6 @@ function showGame(game) {
   if (!card) {
     card = document.createElement("div"); card.className = "game";
     card.id = "game-" + game.number; cards.set(game.number, card);
-    const list = document.getElementById("games");
-    const later = [...list.children].find(c => Number(c.dataset.number) > game.number);
-    list.insertBefore(card, later || null);
   }
   card.dataset.number = game.number;
   card.dataset.plies = game.moves.length;
@@ -412,7 +418,6 @@ function showGame(game) {
   if (game.opening) clocks.append("  opening " + game.opening);
   const moves = moveList(game);
   card.append(head, clocks, drawBoard(game.fen, lastSquares(game.moves)), moves);
-  moves.scrollTop = moves.scrollHeight;  // the last move in view, as the game grows
   if (game.result) {
     const r = document.createElement("div"); r.className = "result";
     r.textContent = game.result + " (" + game.reason + ")"; card.append(r);
@@ -421,6 +426,57 @@ function showGame(game) {
   if (game.result || !game.to_move) running.delete(game.number);
   else running.set(game.number, {game, at: performance.now()});
   listGame(game);
+  arrange();
+  moves.scrollTop = moves.scrollHeight;  // the last move in view, as the game grows
+}
+
+// Where each card goes: a game in play at the top; a finished game folded into its row of
+// the games table (shown when the row is opened, else kept out of sight); with no game in
+// play, the last finished game stays on top.
+const opened = new Set();
+function arrange() {
+  const top = document.getElementById("games"), done = document.getElementById("done");
+  const numbers = [...cards.keys()].sort((a, b) => a - b);
+  const live = numbers.filter(n => !cards.get(n).dataset.result);
+  const last = live.length ? null : numbers[numbers.length - 1];
+  document.getElementById("playing-title").textContent =
+    live.length ? "In play" : (numbers.length ? "Last game" : "In play");
+  for (const n of numbers) {
+    const card = cards.get(n);
+    let home = top;
+    if (card.dataset.result && n !== last) {
+      const row = document.querySelector('#list tr[data-number="' + n + '"]');
+      home = done;
+      if (opened.has(n) && row) {
+        let detail = row.nextElementSibling;
+        if (!detail || !detail.classList.contains("detail-row")) {
+          detail = document.createElement("tr"); detail.className = "detail-row";
+          const td = document.createElement("td"); td.colSpan = 5; td.className = "detail";
+          detail.append(td); row.after(detail);
+        }
+        home = detail.firstChild;
+      }
+    }
+    if (card.parentNode === home) continue;  // moving a card loses its scrolled move list
+    const later = home === top
+      ? [...top.children].find(c => Number(c.dataset.number) > n) : null;
+    home.insertBefore(card, later || null);
+  }
+  document.querySelectorAll("#list tr.detail-row").forEach(d => {
+    if (!d.firstChild.children.length) d.remove(); });
+  document.querySelectorAll("#list tr[data-number]").forEach(r =>
+    r.classList.toggle("open", opened.has(Number(r.dataset.number))));
+}
+
+function openGame(number) {
+  const card = cards.get(number);
+  if (!card || !card.dataset.result) { if (card) card.scrollIntoView(); return; }
+  if (opened.has(number)) opened.delete(number); else opened.add(number);
+  arrange();
+  if (opened.has(number)) {
+    const moves = card.querySelector(".moves"); moves.scrollTop = moves.scrollHeight;
+    card.scrollIntoView({block: "nearest"});
+  }
 }
 
 function listGame(game) {
@@ -428,14 +484,16 @@ function listGame(game) {
   let row = body.querySelector('tr[data-number="' + game.number + '"]');
   if (!row) {
     row = document.createElement("tr"); row.dataset.number = game.number;
-    row.onclick = () => document.getElementById("game-" + game.number).scrollIntoView();
-    const later = [...body.children].find(r => Number(r.dataset.number) > game.number);
+    row.onclick = () => openGame(game.number);
+    const later = [...body.querySelectorAll("tr[data-number]")]
+      .find(r => Number(r.dataset.number) > game.number);
     body.insertBefore(row, later || null);
   }
   row.replaceChildren(...[game.number, game.white, game.black, Math.ceil(game.moves.length / 2),
-    game.result || (game.to_move ? game.to_move + " to move" : "")].map(text => {
+    game.result || "in play"].map(text => {
       const td = document.createElement("td"); td.textContent = text; return td; }));
-  document.getElementById("games-list").hidden = body.children.length < 2;
+  const listed = body.querySelectorAll("tr[data-number]").length;
+  document.getElementById("games-list").hidden = listed < 2;
 }
 
 function columns(lines) {
@@ -471,7 +529,17 @@ function showTable(table) {
   if (head) thead.append(row(head, "th"));
   tbody.append(...body.map(cells => row(cells, "td")));
   el.replaceChildren(caption, thead, tbody);
-  document.getElementById("notes").textContent = notes.join(" ");
+  document.getElementById("notes").textContent = notes.join("\\n");
+}
+
+function showCharts(u) {
+  // A tournament's charts (SVG made by the server: dxserial/tournament/charts.py).
+  const charts = u.charts || {};
+  const names = Object.keys(charts).sort();
+  const box = document.getElementById("charts");
+  box.replaceChildren(...names.map(name => { const div = document.createElement("div");
+    div.className = "chart"; div.dataset.name = name; div.innerHTML = charts[name];
+    return div; }));
 }
 
 const source = new EventSource("events");
@@ -487,9 +555,9 @@ source.onmessage = (e) => {
   if (u.type === "snapshot") {
     document.getElementById("title").textContent = u.title;
     document.title = u.title + " (live)";
-    u.games.forEach(showGame); showTable(u.table);
+    u.games.forEach(showGame); showTable(u.table); showCharts(u);
   } else if (u.type === "game") showGame(u.game);
-  else if (u.type === "standings") showTable(u.table);
+  else if (u.type === "standings") { showTable(u.table); showCharts(u); }
   else if (u.type === "end") {
     source.close(); running.clear();
     document.getElementById("status").textContent = "finished (the server has stopped)";

@@ -11,14 +11,10 @@ plays the games.  Decisions:
   lowest-numbered one whose two engines are both free (an engine plays one game at a time).
 * **Scores** are draughts points: 2 for a win, 1 for a draw, 0 for a loss; ``*`` (no
   result) scores nothing and is not counted for Elo.
-* **Elo** is a performance against the field: each engine's score fraction p over its
-  finished games against opponents taken as rated 0, mapped with the logistic model
-  D = -400 log10(1/p - 1).  Its 95% interval maps p +/- 1.96 s/sqrt(n) the same way, where
-  s^2 is the trinomial variance of one game's score (win 1, draw 1/2, loss 0) around p.
-  With a perfect or a zero score the estimate is unbounded (shown as +inf/-inf).  When every
-  game had the same result the sample shows no spread (s = 0, an interval of zero width, as
-  if 8 draws proved equal strength); s^2 is then taken as p(1 - p), the widest spread that
-  score allows, and at least 1/(4n).
+* **Ratings** are the field's, jointly from every game (:mod:`~dxserial.tournament.rating`,
+  Ordo's logistic model: docs/ratings.md), with 95% intervals and the likelihood of
+  superiority over the next engine; no longer each engine's performance against opponents
+  taken as rated 0, which misranks an unequal field.
 * **State.**  After every game the finished games are written (atomically) to the state
   file; a resumed tournament plays only the games not in it.  The file records a fingerprint
   of the schedule so that a changed tournament file is refused instead of mixed.
@@ -28,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,17 +32,16 @@ from typing import Any
 from dxserial.errors import ConfigError
 from dxserial.files import write_atomic
 from dxserial.protocol.messages import Colour
+from dxserial.tournament.rating import FieldRatings, RatingError, Tally, rate_field
 from dxserial.tournament.spec import TournamentSpec
-from dxserial.tournament.sprt import logistic_elo as _logistic_elo
 
 __all__ = [
-    "Elo",
     "Pairing",
     "Schedule",
     "Scores",
     "State",
-    "elo_estimate",
     "game_lines",
+    "ratings_json",
 ]
 
 @dataclass(frozen=True)
@@ -141,41 +135,6 @@ class GameResultEntry:
     plies: int = -1  # moves played (-1: not known, a state file from before this field)
 
 
-@dataclass(frozen=True)
-class Elo:
-    """A performance rating with its 95% interval (math.inf where unbounded)."""
-
-    games: int
-    score: float  # fraction, 0..1
-    diff: float
-    low: float
-    high: float
-
-    def text(self) -> str:
-        if self.games == 0:
-            return "-"
-        return f"{_signed(self.diff)} [{_signed(self.low)}, {_signed(self.high)}]"
-
-
-def _signed(x: float) -> str:
-    if math.isinf(x):
-        return "+inf" if x > 0 else "-inf"
-    return f"{x + 0.0:+.0f}"  # + 0.0: no "-0"
-
-
-def elo_estimate(wins: int, draws: int, losses: int) -> Elo:
-    """Performance Elo and its 95% interval (the method is in the module docstring)."""
-    n = wins + draws + losses
-    if n == 0:
-        return Elo(0, 0.0, 0.0, -math.inf, math.inf)
-    p = (wins + 0.5 * draws) / n
-    var = (wins * (1 - p) ** 2 + draws * (0.5 - p) ** 2 + losses * p**2) / n
-    if n in (wins, draws, losses):  # no spread seen: not a proof of none (module docstring)
-        var = max(p * (1 - p), 0.25 / n)
-    margin = 1.96 * math.sqrt(var / n)
-    return Elo(n, p, _logistic_elo(p), _logistic_elo(p - margin), _logistic_elo(p + margin))
-
-
 @dataclass
 class _Line:
     wins: int = 0
@@ -194,10 +153,13 @@ class Scores:
         self.lines = {n: _Line() for n in names}
         self.cross: dict[tuple[str, str], list[int]] = {}  # (me, them) -> [points, games]
         self.display = {n: n for n in names}
+        self.finished: list[GameResultEntry] = []  # every game added, for the ratings
+        self._rated: tuple[int, FieldRatings | str] | None = None
         for game in games:
             self.add(game)
 
     def add(self, game: GameResultEntry) -> None:
+        self.finished.append(game)
         for me, them, colour in ((game.white, game.black, "w"), (game.black, game.white, "b")):
             line = self.lines[me]
             line.games += 1
@@ -225,9 +187,20 @@ class Scores:
         """Names by points, then by fewer games (more to come), then as listed."""
         return sorted(self.names, key=lambda n: (-self.lines[n].points, self.lines[n].games))
 
-    def elo(self, name: str) -> Elo:
-        line = self.lines[name]
-        return elo_estimate(line.wins, line.draws, line.losses)
+    def ratings(self) -> FieldRatings | str:
+        """The field's ratings from every finished game, or why there are none yet (kept
+        until the next game: the crosstable, the state and the live view all ask)."""
+        if self._rated is not None and self._rated[0] == len(self.finished):
+            return self._rated[1]
+        tally = Tally(list(self.names))
+        for game in self.finished:
+            tally.add_result(game.white, game.black, game.result)
+        try:
+            rated: FieldRatings | str = rate_field(tally)
+        except RatingError as exc:
+            rated = str(exc)
+        self._rated = (len(self.finished), rated)
+        return rated
 
     def standings_line(self) -> str:
         return ", ".join(f"{n} {self.lines[n].points}" for n in self.order())
@@ -250,22 +223,39 @@ class Scores:
         head = "  ".join(str(i + 1).rjust(cw) for i in range(len(order)))
         out = [
             f"crosstable after {done} of {total} game(s); scoring: win 2, draw 1, loss 0",
-            f"  #  {'engine'.ljust(width)}  {head}   score  W-D-L-*    Elo [95%]",
+            f"  #  {'engine'.ljust(width)}  {head}   score  W-D-L-*    rating [95%]"
+            + " " * 13 + "LOS",
         ]
+        field = self.ratings()
+        rated = field.by_name() if isinstance(field, FieldRatings) else {}
         for i, (me, row) in enumerate(zip(order, cells, strict=True), 1):
             line = self.lines[me]
             score = f"{line.points}/{2 * line.games}"
             wdl = f"{line.wins}-{line.draws}-{line.losses}-{line.unfinished}"
+            mine = rated.get(me)
+            rating = mine.text() if mine else "-"
             out.append(
                 f"  {i}  {self.display[me].ljust(width)}  "
                 + "  ".join(c.rjust(cw) for c in row)
-                + f"  {score.rjust(6)}  {wdl.ljust(9)}  {self.elo(me).text()}"
+                + f"  {score.rjust(6)}  {wdl.ljust(9)}  {rating.ljust(23)}  "
+                + (mine.los_text() if mine else "-").rjust(3)
             )
-        out.append(
-            "Elo: performance against the field (opponents taken as 0), logistic model; "
-            "[95%] from the trinomial variance of the per-game score"
-        )
+        out.append(_ratings_note(field))
         return out
+
+
+def ratings_json(field: FieldRatings | str) -> dict[str, Any]:
+    """The ratings as the state file and the live view carry them."""
+    if isinstance(field, str):
+        return {"none": field}
+    return field.to_json()
+
+
+def _ratings_note(field: FieldRatings | str) -> str:
+    """The line under the crosstable that says what its ratings are."""
+    if isinstance(field, str):
+        return f"rating: none yet ({field})"
+    return field.note()
 
 
 def game_lines(games: dict[int, GameResultEntry]) -> list[str]:
@@ -290,6 +280,9 @@ class State:
     #: game starts and when it ends, so a resumed run knows which engines may still have a
     #: game open (None: a file from before this record, which cannot say).
     playing: dict[int, list[str]] | None = field(default_factory=dict)
+    #: The field's ratings from the games so far (rating.FieldRatings.to_json, or why none):
+    #: written for scripts and people; a resumed run computes them again from the games.
+    ratings: dict[str, Any] | None = None
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> State:
@@ -331,6 +324,8 @@ class State:
         if self.engines:
             data["engines"] = self.engines
         data["playing"] = {str(n): names for n, names in sorted((self.playing or {}).items())}
+        if self.ratings is not None:
+            data["ratings"] = self.ratings
         return json.dumps(data, indent=1) + "\n"
 
     def save(self, path: Path) -> None:

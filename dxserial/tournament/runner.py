@@ -19,6 +19,7 @@ from dxserial.match.links import EngineDesk, MatchEngine
 from dxserial.match.rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.match.runner import Match
 from dxserial.match.standings import GameSummary, Progress
+from dxserial.tournament.charts import llr_svg, ratings_svg
 from dxserial.tournament.engines import entry_endpoint
 from dxserial.tournament.event import (
     GameResultEntry,
@@ -27,7 +28,9 @@ from dxserial.tournament.event import (
     Scores,
     State,
     game_lines,
+    ratings_json,
 )
+from dxserial.tournament.rating import FieldRatings
 from dxserial.tournament.spec import TournamentSpec
 from dxserial.tournament.sprt import SprtState
 from dxserial.transports.child import kill_leftover
@@ -39,6 +42,8 @@ log = logging.getLogger("dxserial.tournament.event")
 
 STATE_FILE = "tournament-state.json"
 EVENT_FILE = "event.pdn"
+RATINGS_CHART = "ratings.svg"
+LLR_CHART = "sprt-llr.svg"
 
 class _GameProgress:
     """A running game's live text goes to the tournament's status line, not over it."""
@@ -124,6 +129,7 @@ class Tournament:
         self._status: dict[int, str] = {}
         self._stopping = False
         self.sprt = SprtState(spec.sprt) if spec.sprt is not None else None
+        self._sprt_counted: set[tuple[int, int]] = set()  # pairs (round, opening) in it
         self.decided: str | None = None  # the SPRT's verdict, once it has one
         #: Why the tournament did not finish (one line), when it stopped on its own.
         self.stopped: str | None = None
@@ -143,7 +149,37 @@ class Tournament:
             "table": self.scores.table(len(self.state.games), total)
             + self._restart_lines()
             + ([self.sprt.line()] if self.sprt is not None else []),
+            **self._pictures(),
         }
+
+    # ------------------------------------------------------------------ ratings, charts
+
+    def _pictures(self) -> dict[str, Any]:
+        """The field's ratings and the charts, for the live view's standings update."""
+        return {"ratings": ratings_json(self.scores.ratings()), "charts": self._charts()}
+
+    def _charts(self) -> dict[str, str]:
+        """SVG text by file name: the ratings (once there are any) and the SPRT's LLR."""
+        charts: dict[str, str] = {}
+        field = self.scores.ratings()
+        if isinstance(field, FieldRatings):
+            charts[RATINGS_CHART] = ratings_svg(field)
+        if self.sprt is not None:
+            cfg = self.sprt.config
+            title = f"SPRT [{cfg.elo0:g}, {cfg.elo1:g}]"
+            charts[LLR_CHART] = llr_svg(self.sprt.history, cfg.lower, cfg.upper, title=title)
+        return charts
+
+    def _write_charts(self) -> None:
+        """The charts as SVG files beside event.pdn, when the run ends."""
+        for name, svg in self._charts().items():
+            path = self.spec.pdn / name
+            try:
+                write_atomic(path, svg)
+            except OSError as exc:
+                log.warning("cannot write %s: %s", path, exc)
+                continue
+            self.progress.line(f"chart: {path}")
 
     def _slots(self) -> list[CommandEndpoint]:
         return [
@@ -233,6 +269,7 @@ class Tournament:
                 self.progress.line(row)
         if self.state.games:
             self.progress.line(f"event PDN: {self.event_path}")
+            self._write_charts()
         if self.state.games and not any(g.plies != 0 for g in self.state.games.values()):
             self.stopped = self.stopped or (
                 "no game was played: every game was forfeited or ended before its first move"
@@ -260,6 +297,8 @@ class Tournament:
             self.state.playing = {}
             self._kill_leftovers()
         self.scores = Scores(self.spec.names, self.state.games.values())
+        if self.state.games:  # the resumed state file keeps its ratings
+            self.state.ratings = ratings_json(self.scores.ratings())
         self._sprt_update()
 
     def _at_once(self) -> str:
@@ -404,6 +443,7 @@ class Tournament:
         self.state.games[game.number] = entry
         (self.state.playing or {}).pop(game.number, None)
         self.scores.add(entry)
+        self.state.ratings = ratings_json(self.scores.ratings())
         self.state.save(self.state_path)
         self._write_event()
         pairs = self.sprt.pairs if self.sprt is not None else 0
@@ -417,23 +457,26 @@ class Tournament:
         self._tell(self.snapshot_standings())
 
     def _sprt_update(self) -> None:
-        """The SPRT over every finished pair (an opening with both colours); a verdict
+        """The SPRT over every finished pair (an opening with both colours), each pair
+        added once, in the order they were finished (the LLR chart's x axis); a verdict
         stops new games from starting."""
         if self.sprt is None:
             return
         tested = self.spec.gauntlet or self.spec.names[0]
-        pairs: dict[tuple[int, int], list[float]] = {}
+        pairs: dict[tuple[int, int], list[tuple[int, float]]] = {}
         for number, entry in sorted(self.state.games.items()):
             game = self.schedule.games[number - 1]
             if entry.result == "*":
                 continue
             points = {"2-0": 2, "1-1": 1, "0-2": 0}[entry.result]
             mine = points if entry.white == tested else 2 - points
-            pairs.setdefault((game.round, game.opening), []).append(mine / 2)
-        self.sprt.penta = [0] * 5
-        for scores in pairs.values():
-            if len(scores) == 2:
-                self.sprt.add_pair(*scores)
+            pairs.setdefault((game.round, game.opening), []).append((number, mine / 2))
+        done = sorted((max(n for n, _ in g), key) for key, g in pairs.items() if len(g) == 2)
+        for _, key in done:
+            if key not in self._sprt_counted:
+                self._sprt_counted.add(key)
+                first, second = pairs[key]
+                self.sprt.add_pair(first[1], second[1])
         self.decided = self.sprt.verdict()
 
     async def _start_engines(self) -> bool:

@@ -123,10 +123,13 @@ class SprtState:
 
     config: SprtConfig
     penta: list[int] = field(default_factory=lambda: [0] * 5)  # A's 0, 1/2, 1, 3/2, 2 points
+    #: The LLR after each pair, in the order the pairs were finished (the chart's curve).
+    history: list[float] = field(default_factory=list)
 
     def add_pair(self, first: float, second: float) -> None:
         """A's scores (1, 1/2, 0) in the pair's two games."""
         self.penta[round(2 * (first + second))] += 1
+        self.history.append(self.llr())
 
     @property
     def pairs(self) -> int:

@@ -1,0 +1,73 @@
+"""``dxserial rate FILES...``: the ratings of every engine in a set of PDN files.
+
+The rating is :mod:`dxserial.tournament.rating`'s (Ordo's model, docs/ratings.md); this
+module only reads the files and prints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from dxserial.cli.app import app
+from dxserial.errors import ConfigError
+from dxserial.files import write_atomic
+from dxserial.game.pdn import read_pdn
+from dxserial.tournament.charts import ratings_svg
+from dxserial.tournament.rating import RatingError, Tally, rate_field
+
+
+@app.command("rate")
+def rate_command(
+    files: list[Path] = typer.Argument(
+        ..., help="PDN files (dxserial's event.pdn, or any other PDN of finished games).",
+        show_default=False,
+    ),
+    anchor: str = typer.Option(
+        "", "--anchor", metavar="NAME",
+        help="Hold this engine (its PDN name) at --anchor-rating; default: the field's mean.",
+    ),
+    anchor_rating: float = typer.Option(
+        0.0, "--anchor-rating", metavar="ELO",
+        help="The rating of the anchor (the engine, or the field's mean).",
+    ),
+    svg: Path | None = typer.Option(
+        None, "--svg", metavar="FILE",
+        help="Also write the ratings with their intervals as an SVG chart to FILE.",
+    ),
+) -> None:
+    """Rate every engine of the PDN files jointly, with 95% intervals and LOS.
+
+    One maximum-likelihood rating per engine from every finished game (Ordo's
+    logistic model; a win 1, a draw 1/2: draughts' 2-1-0), anchored at the field's
+    mean or at one engine; 95% intervals from the Hessian, and the likelihood of
+    superiority of each engine over the next. Games without a result ('*') are
+    left out; an engine with no points (or every point) gets a bound. Exit 1 (one
+    line) when a file cannot be read or the games cannot rate the field.
+    """
+    tally = Tally()
+    games = unfinished = 0
+    for path in files:
+        for record in read_pdn(path):
+            if tally.add_result(record.white, record.black, record.result):
+                games += 1
+            else:
+                unfinished += 1
+    try:
+        field = rate_field(tally, anchor=anchor or None, anchor_rating=anchor_rating)
+    except RatingError as exc:
+        if "anchor" in str(exc):
+            raise ConfigError(f"--anchor: {exc}") from None
+        raise
+    skipped = f"; {unfinished} without a result left out" if unfinished else ""
+    print(f"{games} game(s), {len(field.engines)} engine(s) from {len(files)} file(s){skipped}")
+    for line in field.table():
+        print(line)
+    print(field.note())
+    if svg is not None:
+        try:
+            write_atomic(svg, ratings_svg(field))
+        except OSError as exc:
+            raise RatingError(f"cannot write {svg}: {exc.strerror or exc}") from None
+        print(f"chart: {svg}")
