@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,9 @@ from pathlib import Path
 
 from dxserial.errors import PortError
 
-__all__ = ["Child", "Group", "describe_status", "kill_leftover", "start_time"]
+__all__ = [
+    "Child", "Group", "describe_status", "kill_leftover", "start_piped", "start_time", "stop_piped",
+]
 
 #: The keeper's script (see :mod:`dxserial.transports.keeper`).
 KEEPER = Path(__file__).with_name("keeper.py")
@@ -69,9 +72,7 @@ class Child:
         ``grace``: how long the command gets after SIGTERM (when stopped, or when the
         director dies) before SIGKILL."""
         log.parent.mkdir(parents=True, exist_ok=True)
-        # A script of the standard library only, run isolated: nothing of the command's
-        # environment (PYTHONPATH, a checkout not installed) changes how it starts.
-        keeper = (sys.executable, "-I", "-S", str(KEEPER), str(os.getpid()), f"{grace:g}", "--")
+        keeper = _keeper(grace)
         with open(log, "ab") as out:
             out.write(f"--- dxserial: starting {' '.join(argv)} (in {cwd})\n".encode())
             out.flush()
@@ -139,6 +140,41 @@ class Child:
         run = text.rsplit("--- dxserial: starting", 1)[-1].splitlines()[1:]
         kept = [line.strip() for line in run if line.strip()][-lines:]
         return " | ".join(kept)
+
+
+def _keeper(grace: float) -> tuple[str, ...]:
+    """The keeper's command line, to which the command's argv is appended.
+
+    A script of the standard library only, run isolated: nothing of the command's
+    environment (PYTHONPATH, a checkout not installed) changes how it starts."""
+    return (sys.executable, "-I", "-S", str(KEEPER), str(os.getpid()), f"{grace:g}", "--")
+
+
+def start_piped(argv: Sequence[str], *, grace: float = 2.0) -> subprocess.Popen[bytes]:
+    """Start ``argv`` under a keeper, in a group of its own, its stdin and stdout pipes to
+    this process (a Hub engine speaks on them), its stderr this process's.
+
+    Blocking, for a worker thread; the keeper outlives the thread that started it (it
+    waits for the director, not the thread).  An OSError if the program is not there."""
+    _check_runnable(argv[0], Path.cwd(), os.environ)
+    return subprocess.Popen(
+        [*_keeper(grace), *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        bufsize=0,
+        process_group=0,
+    )
+
+
+def stop_piped(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """Wait ``timeout`` seconds for a command of :func:`start_piped` to exit by itself, then
+    stop it and everything it started; its exit status (the command's, told by its keeper)."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        return proc.wait()
 
 
 def _new_group() -> None:  # pragma: no cover - runs in the forked child
