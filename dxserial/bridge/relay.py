@@ -264,6 +264,11 @@ class Relay:
         return self._fate.tcp_stopped
 
     @property
+    def tcp_ended(self) -> bool:
+        """The TCP engine ended the session (stop code 1): a gone TCP engine is no surprise."""
+        return self.judge.phase is Phase.STOPPED or self._fate.tcp_stopped
+
+    @property
     def closing(self) -> Side | None:
         """The departed side the bridge is speaking for, if it is closing a game."""
         co = self._closeouts.current
