@@ -27,6 +27,11 @@ PENDING = {
 }
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
+#: Each one adds a way through a function.
+BRANCHES = (
+    ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.Assert, ast.ExceptHandler,
+    ast.match_case,
+)
 
 
 def _functions() -> list[tuple[str, Function]]:
@@ -62,9 +67,7 @@ def complexity(node: Function) -> int:
         n = todo.pop()
         if isinstance(n, Function | ast.ClassDef | ast.Lambda):
             continue
-        if isinstance(n, ast.If | ast.IfExp | ast.For | ast.AsyncFor | ast.While | ast.Assert):
-            count += 1
-        elif isinstance(n, ast.ExceptHandler | ast.match_case):
+        if isinstance(n, BRANCHES):
             count += 1
         elif isinstance(n, ast.BoolOp):
             count += len(n.values) - 1
@@ -92,7 +95,7 @@ def test_pending_are_still_long() -> None:
         for rel, n in _functions()
         if body_lines(n) > MAX_LINES or complexity(n) > MAX_COMPLEXITY
     }
-    assert PENDING <= long, f"no longer long: remove from PENDING: {sorted(PENDING - long)}"
+    assert long >= PENDING, f"no longer long: remove from PENDING: {sorted(PENDING - long)}"
 
 
 def test_the_measure_sees_a_long_and_a_tangled_function() -> None:
