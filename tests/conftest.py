@@ -164,11 +164,26 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
 E2E_FIXTURES = frozenset({"rig", "rig_factory"})
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark e2e every test that uses an end-to-end fixture, whatever its file says."""
+#: In the unit run (`-m "not e2e"`) a property test tries at most this many examples; the
+#: whole suite, and a unit run with DXSERIAL_ALL_EXAMPLES=1, tries every one it asks for.
+QUICK_EXAMPLES = 50
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark e2e every test that uses an end-to-end fixture, whatever its file says; in the
+    unit run, fewer examples for the property tests that ask for many."""
+    quick = "not e2e" in (config.option.markexpr or "") and not os.environ.get(
+        "DXSERIAL_ALL_EXAMPLES"
+    )
     for item in items:
         if E2E_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.e2e)
+        test = getattr(item, "obj", None)
+        asked = getattr(test, "_hypothesis_internal_use_settings", None)
+        if quick and asked is not None and asked.max_examples > QUICK_EXAMPLES:
+            test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                asked, max_examples=QUICK_EXAMPLES
+            )
 
 
 def _refuse(what: str) -> Callable[..., Any]:

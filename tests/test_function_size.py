@@ -8,6 +8,7 @@ state machines are exempt: a layer-1 receive step reads best as one piece.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import dxserial
@@ -34,6 +35,7 @@ BRANCHES = (
 )
 
 
+@functools.cache
 def _functions() -> list[tuple[str, Function]]:
     found = []
     for path in sorted(ROOT.rglob("*.py")):
