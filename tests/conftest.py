@@ -164,6 +164,18 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
 E2E_FIXTURES = frozenset({"rig", "rig_factory"})
 
 
+def _unit_run(config: pytest.Config) -> bool:
+    return "not e2e" in (config.option.markexpr or "")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The unit run waits on no process or socket: two workers, one a core (the four of
+    the whole suite would each import and collect everything, for nothing)."""
+    if _unit_run(config) and getattr(config.option, "numprocesses", None) == 4:
+        config.option.numprocesses = 2
+
+
 #: In the unit run (`-m "not e2e"`) a property test tries at most this many examples; the
 #: whole suite, and a unit run with DXSERIAL_ALL_EXAMPLES=1, tries every one it asks for.
 QUICK_EXAMPLES = 50
@@ -172,7 +184,7 @@ QUICK_EXAMPLES = 50
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark e2e every test that uses an end-to-end fixture, whatever its file says; in the
     unit run, fewer examples for the property tests that ask for many."""
-    quick = "not e2e" in (config.option.markexpr or "") and not os.environ.get(
+    quick = _unit_run(config) and not os.environ.get(
         "DXSERIAL_ALL_EXAMPLES"
     )
     for item in items:
