@@ -51,15 +51,20 @@ def test_what_the_wheel_ships_imports_nothing_it_leaves_out() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def _documented() -> list[str]:
+    """Every ``python -m dxserial...`` the docs and the README tell users to run."""
+    found = set()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        if page.name not in ("testing.md", "layout.md"):  # the suite's own pages
+            found |= set(re.findall(r"python3? -m (dxserial(?:\.\w+)+)", page.read_text()))
+    return sorted(found)
+
+
 def test_every_module_the_docs_tell_users_to_run_is_shipped() -> None:
     excluded = _excluded()
-    documented = set()
-    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
-        if page.name in ("testing.md", "layout.md"):
-            continue  # the suite's own pages
-        documented |= set(re.findall(r"python3? -m (dxserial(?:\.\w+)+)", page.read_text()))
+    documented = _documented()
     assert documented, "the docs name no module for users to run"
-    missing = [m for m in sorted(documented) if _is_excluded(m, excluded)]
+    missing = [m for m in documented if _is_excluded(m, excluded)]
     assert not missing, f"documented for users but left out of the wheel: {missing}"
     for module in documented:
         assert (ROOT / module.replace(".", "/")).with_suffix(".py").is_file(), module
