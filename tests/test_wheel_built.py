@@ -6,24 +6,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
-import pytest
-from test_wheel_contents import ROOT, _documented, _excluded
+from helpers import build_wheel
+from test_wheel_contents import _documented, _excluded
 
 
 def test_the_built_wheel_ships_the_standins_and_not_the_harness(tmp_path: Path) -> None:
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path / "dist"), str(ROOT)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    if built.returncode != 0 and "hatchling" in built.stderr:
-        pytest.skip("hatchling is not installed")
-    assert built.returncode == 0, built.stderr
-    (wheel,) = (tmp_path / "dist").glob("dxserial-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
+    with build_wheel(tmp_path) as archive:
         names = set(archive.namelist())
         archive.extractall(tmp_path / "site")
     for module in _documented():
