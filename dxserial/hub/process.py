@@ -32,8 +32,8 @@ from dxserial.engine.mover import MoverFailed
 from dxserial.engine.search import SearchCancelled
 from dxserial.errors import ConfigError
 from dxserial.hub.client import Done, Failed, HubClient, Info, Ready
-from dxserial.hub.clock import say_seconds
 from dxserial.protocol import hub
+from dxserial.protocol.hub import say_seconds
 from dxserial.transports.child import describe_status, start_piped, stop_piped
 
 __all__ = ["HubMover", "MoverFailed", "hub_name", "reversible_tail"]
