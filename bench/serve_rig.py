@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dxserial.bridge.core import read_counts
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.game.replay import load_games
@@ -32,6 +31,7 @@ from dxserial.protocol.links import NulModemSettings
 from dxserial.protocol.session import Role
 from dxserial.serve.status import read_status
 from dxserial.sim.vpair import VirtualPair
+from dxserial.testing.rig import read_counts
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 
 ECHO = 2.0  # NULMODEM echo timeout: 33 engines and 17 cables share this process

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from dxserial.protocol.messages import (
 )
 from dxserial.protocol.session import Role
 from dxserial.sim.vpair import VirtualPair
+from dxserial.transports.child import Child
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 from dxserial.transports.serial import SerialSettings
 
@@ -231,13 +231,8 @@ async def _play_dosbox(options: DemoOptions, tmp: Path, pdn_dir: Path, show: _Sh
     )
     out(f"DOSBox: C:\\{dosbox_engine.PROGRAM} on COM1, a nullmodem port on 127.0.0.1:{port} "
         f"(cycles {options.cycles})")
-    proc = await asyncio.create_subprocess_exec(
-        *run.argv,
-        env=run.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    # Under a keeper like every engine the director starts: a killed demo leaves no DOSBox.
+    proc = await Child.start(run.argv, cwd=tmp, env=run.env, log=tmp / "dosbox.log")
     bridge: Bridge | None = None
     bridge_task: asyncio.Task[None] | None = None
     try:
@@ -257,9 +252,7 @@ async def _play_dosbox(options: DemoOptions, tmp: Path, pdn_dir: Path, show: _Sh
             ) from None
     finally:
         try:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
+            await proc.stop()
         finally:
             if bridge is not None and bridge_task is not None:
                 bridge.stop()
@@ -279,7 +272,7 @@ async def _bridge_to_dosbox(
     port: int,
     pdn_dir: Path,
     show: _Show,
-    proc: asyncio.subprocess.Process,
+    proc: Child,
     state: Path,
 ) -> tuple[Bridge, asyncio.Task[None]]:
     """Start the bridge on ``dosbox://``, trying again until DOSBox listens.

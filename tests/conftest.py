@@ -156,3 +156,77 @@ def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     problems += leaked_fds
     if problems:
         pytest.fail("the test left behind: " + "; ".join(problems), pytrace=False)
+
+
+# --------------------------------------------------------------------------- e2e guard
+
+#: Fixtures that start processes, ptys or sockets: a test that asks for one is e2e.
+E2E_FIXTURES = frozenset({"rig", "rig_factory"})
+
+
+def _unit_run(config: pytest.Config) -> bool:
+    return "not e2e" in (config.option.markexpr or "")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The unit run waits on no process or socket: two workers, one a core (the four of
+    the whole suite would each import and collect everything, for nothing)."""
+    if _unit_run(config) and getattr(config.option, "numprocesses", None) == 4:
+        config.option.numprocesses = 2
+
+
+#: In the unit run (`-m "not e2e"`) a property test tries at most this many examples; the
+#: whole suite, and a unit run with DXSERIAL_ALL_EXAMPLES=1, tries every one it asks for.
+QUICK_EXAMPLES = 50
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark e2e every test that uses an end-to-end fixture, whatever its file says; in the
+    unit run, fewer examples for the property tests that ask for many."""
+    quick = _unit_run(config) and not os.environ.get(
+        "DXSERIAL_ALL_EXAMPLES"
+    )
+    for item in items:
+        if E2E_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.e2e)
+        test = getattr(item, "obj", None)
+        asked = getattr(test, "_hypothesis_internal_use_settings", None)
+        if quick and asked is not None and asked.max_examples > QUICK_EXAMPLES:
+            test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                asked, max_examples=QUICK_EXAMPLES
+            )
+
+
+def _refuse(what: str) -> Callable[..., Any]:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        pytest.fail(
+            f"this test {what} but is not marked e2e: add `pytestmark = pytest.mark.e2e` "
+            "to its file (or @pytest.mark.e2e to it); `-m \"not e2e\"` runs unit tests only",
+            pytrace=False,
+        )
+
+    return refused
+
+
+@pytest.fixture(autouse=True)
+def unit_tests_stay_in_process(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a run that leaves e2e tests out, a test that starts a process, opens a pty or
+    binds or connects a socket fails, saying to mark it: the unit run stays a unit run.
+
+    (The event loop's own socketpair is in process: creating sockets is allowed.)"""
+    import pty
+    import socket
+    import subprocess
+
+    markexpr = request.config.option.markexpr or ""
+    if "not e2e" not in markexpr or request.node.get_closest_marker("e2e") is not None:
+        return
+    monkeypatch.setattr(subprocess.Popen, "__init__", _refuse("starts a process"))
+    monkeypatch.setattr(os, "fork", _refuse("forks"))
+    monkeypatch.setattr(os, "openpty", _refuse("opens a pty"))
+    monkeypatch.setattr(pty, "openpty", _refuse("opens a pty"))
+    for name in ("bind", "connect", "connect_ex"):
+        monkeypatch.setattr(socket.socket, name, _refuse(f"uses a socket ({name})"))

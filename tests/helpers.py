@@ -9,9 +9,12 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from dxserial.draughts import Position
 from dxserial.protocol.messages import (
@@ -157,3 +160,18 @@ async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
             await asyncio.sleep(0.001)
 
     await asyncio.wait_for(look(), timeout)
+
+
+def build_wheel(into: Path) -> zipfile.ZipFile:
+    """The project's wheel as pip builds it from this checkout (skips without hatchling)."""
+    root = Path(__file__).resolve().parent.parent
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(into / "dist"), str(root)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    if built.returncode != 0 and "hatchling" in built.stderr:
+        pytest.skip("hatchling is not installed")
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (into / "dist").glob("dxserial-*.whl")
+    return zipfile.ZipFile(wheel)

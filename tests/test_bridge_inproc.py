@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from helpers import trace_so_far
 
-from dxserial.bridge.core import read_counts
 from dxserial.game.pdn import read_pdn
 from dxserial.testing.inproc import BridgeThread
 from dxserial.testing.peers import DxpClient
 from dxserial.testing.process import wait_until
+from dxserial.testing.rig import read_counts
 from dxserial.transports.access import parse_networks
 
 NAME = "Probe".ljust(32)

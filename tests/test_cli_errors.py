@@ -64,6 +64,7 @@ def test_dash_h_is_help_everywhere(argv: list[str]) -> None:
     assert short.stdout == long.stdout and "Usage: dxserial" in short.stdout
 
 
+@pytest.mark.e2e  # binds the --web port
 def test_a_port_that_fails_ends_before_the_web_view_is_announced() -> None:
     """`bridge /nonexistent --web ...` said "web view: http://..." and then failed on the port."""
     pytest.importorskip("aiohttp", reason="--web needs aiohttp (pip install dxserial[web])")

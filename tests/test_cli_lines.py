@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dxserial.bridge.core import read_counts
 from dxserial.testing.peers import DxpClient, NulModemPeer
-from dxserial.testing.rig import Bridge, Vpair
+from dxserial.testing.rig import Bridge, Vpair, read_counts
 
 NAME = "Probe".ljust(32)
 GAMEREQ = f"R01{NAME}Z001075A".encode()

@@ -27,10 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from dxserial.bridge.core import read_counts
 from dxserial.game.pdn import read_pdn
 from dxserial.testing.process import Cli, LineReader
-from dxserial.testing.rig import start_serial_engine
+from dxserial.testing.rig import read_counts, start_serial_engine
 
 pytest.importorskip("draughts")  # pydraughts (a test extra)
 

@@ -95,6 +95,7 @@ def test_options_taking_host_port_accept_their_own_scheme() -> None:
     assert address("localhost:27531", "--connect", ("tcp",)) == "localhost:27531"
 
 
+@pytest.mark.e2e  # binds the --web port
 def test_bridge_takes_tcp_and_http_urls_for_its_addresses(tmp_path: Path) -> None:
     """These said 'bad address ...: write an IPv6 address in brackets, [::1]:27531'."""
     missing = str(tmp_path / "ttyNope")

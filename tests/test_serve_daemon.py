@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 from helpers import until
 
-from dxserial.bridge.core import read_counts
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.game.replay import load_games
@@ -34,6 +33,7 @@ from dxserial.serve.daemon import Daemon
 from dxserial.serve.rig import parse_rig
 from dxserial.serve.status import read_status, serve_status
 from dxserial.sim.memory import Cable, cable
+from dxserial.testing.rig import read_counts
 from dxserial.transports.base import Port
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 

@@ -9,7 +9,10 @@ bench/soak.py --games 300` is the long form.
 
 from __future__ import annotations
 
+import pytest
 import soak  # bench/soak.py (bench/ is on pytest's pythonpath)
+
+pytestmark = pytest.mark.e2e  # the soak runs dxserial vpair and the bridge as processes
 
 
 def test_short_soak_records_replay_legally_and_fds_stay_flat() -> None:

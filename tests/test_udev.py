@@ -13,11 +13,10 @@ import shutil
 import subprocess
 import sys
 import tomllib
-import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import run_dxserial
+from helpers import build_wheel, run_dxserial
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -477,16 +476,7 @@ def test_print_shows_rendered_files() -> None:
 
 
 def test_wheel_ships_the_files_and_the_installed_package_finds_them(tmp_path: Path) -> None:
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path / "dist"), str(REPO)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    if built.returncode != 0 and "hatchling" in built.stderr:
-        pytest.skip("hatchling is not installed")
-    assert built.returncode == 0, built.stderr
-    (wheel,) = (tmp_path / "dist").glob("dxserial-*.whl")
-    with zipfile.ZipFile(wheel) as archive:
+    with build_wheel(tmp_path) as archive:
         names = set(archive.namelist())
         for filename in (udev_files.RULES_FILE, udev_files.UNIT_FILE, udev_files.EXAMPLE_FILE):
             member = f"dxserial/_data/udev/{filename}"

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,7 +40,6 @@ from dxserial.game.trace import TraceWriter
 from dxserial.protocol.framing import nul_frame
 from dxserial.protocol.links import NulLink, make_link
 from dxserial.protocol.messages import Chat, Message
-from dxserial.protocol.session import Phase
 from dxserial.transports.access import allowed, is_loopback
 from dxserial.transports.openers import open_serial
 from dxserial.transports.tcp import TcpPort, tcp_connect, tcp_listen
@@ -62,14 +60,6 @@ COUNT_KEYS = (
 def counts_line(counts: dict[str, int]) -> str:
     """The bridge's last line: ``bridge stopped: serial->tcp 12, tcp->serial 11, ...``."""
     return "bridge stopped: " + ", ".join(f"{key} {value}" for key, value in counts.items())
-
-
-def read_counts(log: str) -> dict[str, int]:
-    """The counts of the last :func:`counts_line` in ``log`` (empty if there is none)."""
-    found = re.findall(r"bridge stopped: ((?:[a-z>-]+ \d+(?:, )?)+)$", log, re.MULTILINE)
-    if not found:
-        return {}
-    return {key: int(value) for key, value in (p.rsplit(" ", 1) for p in found[-1].split(", "))}
 
 
 class Bridge:
@@ -406,7 +396,7 @@ class Bridge:
                 link = await tcp_connect(host, port)
             except DxSerialError as exc:
                 if not failing:
-                    stopped = self.relay.judge.phase is Phase.STOPPED or self.relay.tcp_stopped
+                    stopped = self.relay.tcp_ended
                     self._log(
                         logging.INFO if stopped else logging.WARNING,
                         ("the TCP engine ended the session (stop code 1) and is gone: "

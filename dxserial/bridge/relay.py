@@ -264,6 +264,11 @@ class Relay:
         return self._fate.tcp_stopped
 
     @property
+    def tcp_ended(self) -> bool:
+        """The TCP engine ended the session (stop code 1): a gone TCP engine is no surprise."""
+        return self.judge.phase is Phase.STOPPED or self._fate.tcp_stopped
+
+    @property
     def closing(self) -> Side | None:
         """The departed side the bridge is speaking for, if it is closing a game."""
         co = self._closeouts.current
@@ -274,7 +279,6 @@ class Relay:
     def _arrive(self, item: Item, now: float) -> None:
         assert item.sender is not None
         sender = item.sender
-        dir_ = direction(sender)
         try:
             msg = parse(item.raw, strict=False)
         except MessageError as exc:
@@ -285,22 +289,7 @@ class Relay:
             self._habit(sender, NAME_FIELD, f"{warning} (read leniently, forwarded)")
         if self._gameend.answered_for == sender and self._gameend.late(item, msg):
             return
-        if self._repeated_chat(sender, msg, now):
-            self._records.drop(
-                item, "duplicate",
-                "the same CHAT again right after it was received (NULMODEM retransmission "
-                "after a garbled echo)",
-            )
-            return
-        if self.settings.block_console and isinstance(msg, Chat) and _is_console(msg.text):
-            self.counts["blocked"] += 1
-            self._records.drop(
-                item, "blocked",
-                "it would make some engines run a command (--allow-console lets it through)",
-                text=f"{dir_}: CHAT '{escape(item.raw)}' blocked: it would make some engines "
-                "run a command (--allow-console lets it through)",
-                kind=f"console {dir_}",
-            )
+        if self._dropped_chat(item, msg, now):
             return
         if not self._carried(item):
             return
@@ -337,6 +326,29 @@ class Relay:
             self._unjudged.append((item, msg, now))
             return
         self._judge_and_route(item, msg, now)
+
+    def _dropped_chat(self, item: Item, msg: Message, now: float) -> bool:
+        """A CHAT not passed on: a NULMODEM retransmission, or a console command blocked."""
+        assert item.sender is not None
+        if self._repeated_chat(item.sender, msg, now):
+            self._records.drop(
+                item, "duplicate",
+                "the same CHAT again right after it was received (NULMODEM retransmission "
+                "after a garbled echo)",
+            )
+            return True
+        if self.settings.block_console and isinstance(msg, Chat) and _is_console(msg.text):
+            dir_ = direction(item.sender)
+            self.counts["blocked"] += 1
+            self._records.drop(
+                item, "blocked",
+                "it would make some engines run a command (--allow-console lets it through)",
+                text=f"{dir_}: CHAT '{escape(item.raw)}' blocked: it would make some engines "
+                "run a command (--allow-console lets it through)",
+                kind=f"console {dir_}",
+            )
+            return True
+        return False
 
     def _judge_and_route(
         self, item: Item, msg: Message, now: float, *, forwarded: bool = False

@@ -7,6 +7,7 @@ than none.
 
 from __future__ import annotations
 
+import bisect
 import re
 from pathlib import Path
 
@@ -365,67 +366,27 @@ def parse_pdn(text: str, *, source: str = "PDN") -> list[GameRecord]:
     games: list[GameRecord] = []
     game = _GameBuilder()
     depth = 0
-    pos = 0
-    lines = [0]
-    lines.extend(m.end() for m in re.finditer(r"\n", text))
-
-    def line_of(offset: int) -> int:
-        lo, hi = 0, len(lines)
-        while lo + 1 < hi:
-            mid = (lo + hi) // 2
-            if lines[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid
-        return lo + 1
-
+    starts = [0, *(m.end() for m in re.finditer(r"\n", text))]
     # PDN escape lines (``%`` in the first column) carry no game data.
     text = re.sub(r"(?m)^%[^\n]*", lambda m: " " * len(m.group()), text)
     for match in _TOKEN.finditer(text):
         kind = "tag" if match["tag"] is not None else match.lastgroup
-        pos = match.start()
-        if kind in ("line_comment", "nag"):
+        line = bisect.bisect_right(starts, match.start())
+        if kind in ("line_comment", "nag", "number"):
             continue
         if kind == "open":
             depth += 1
-            continue
-        if kind == "close":
+        elif kind == "close":
             if depth == 0:
-                raise PdnError(f"{source}: line {line_of(pos)}: ')' without '('")
+                raise PdnError(f"{source}: line {line}: ')' without '('")
             depth -= 1
+        elif depth:
             continue
-        if depth:
-            continue
-        if kind == "tag":
-            if game.moves or game.result:
-                games.append(game.finish())
-                game = _GameBuilder()
-            if game.empty:
-                game.line = line_of(pos)
-            value = re.sub(r"\\(.)", r"\1", match["value"])
-            game.tags[match["tag"]] = value
-        elif kind == "comment":
-            if game.empty:
-                game.line = line_of(pos)
-            game.comments.setdefault(len(game.moves), []).append(" ".join(match["comment"].split()))
-        elif kind == "number":
-            continue
-        elif kind == "move":
-            if game.result:
-                games.append(game.finish())
-                game = _GameBuilder()
-            if game.empty:
-                game.line = line_of(pos)
-            game.moves.append(match["move"])
-        elif kind == "result":
-            if game.empty:
-                game.line = line_of(pos)
-            game.result = match["result"]
-            games.append(game.finish())
-            game = _GameBuilder()
+        elif kind in ("tag", "comment", "move", "result"):
+            game = _take(games, game, kind, match, line)
         else:
             raise PdnError(
-                f"{source}: line {line_of(pos)}: {match.group()[:20]!r} is not a PDN tag, move,"
+                f"{source}: line {line}: {match.group()[:20]!r} is not a PDN tag, move,"
                 " move number, comment or result"
             )
     if depth:
@@ -433,6 +394,29 @@ def parse_pdn(text: str, *, source: str = "PDN") -> list[GameRecord]:
     if not game.empty:
         games.append(game.finish())
     return games
+
+
+def _take(
+    games: list[GameRecord], game: _GameBuilder, kind: str, match: re.Match[str], line: int
+) -> _GameBuilder:
+    """One tag, comment, move or result into ``game``; the builder to go on with (a new one
+    when this token finished the game or starts the next)."""
+    if (kind == "tag" and (game.moves or game.result)) or (kind == "move" and game.result):
+        games.append(game.finish())
+        game = _GameBuilder()
+    if game.empty:
+        game.line = line
+    if kind == "tag":
+        game.tags[match["tag"]] = re.sub(r"\\(.)", r"\1", match["value"])
+    elif kind == "comment":
+        game.comments.setdefault(len(game.moves), []).append(" ".join(match["comment"].split()))
+    elif kind == "move":
+        game.moves.append(match["move"])
+    else:
+        game.result = match["result"]
+        games.append(game.finish())
+        game = _GameBuilder()
+    return game
 
 
 def read_pdn(path: Path | str) -> list[GameRecord]:

@@ -410,6 +410,18 @@ class Referee:
         after = before.play(move)
         self._commit(trial, limit=bool(limit))
         self._positions.append(after)
+        result = self._result_after(after, notes)
+        return verdict(
+            text=f"{who} played {text_pdn}",
+            pdn=text_pdn,
+            move=move,
+            events=events,
+            result=result,
+            notes=tuple(notes),
+        )
+
+    def _result_after(self, after: Position, notes: list[str]) -> GameResult | None:
+        """What the move to ``after`` decided, by the board or a draw rule (told in ``notes``)."""
         result = self._board_result()
         if self._counter is not None:
             draw = self._counter.play(after)
@@ -419,14 +431,7 @@ class Referee:
                 notes.append(f"game over: {draw.long}")
         if result is not None and not result.rule:
             notes.append(f"game over: {result.reason}")
-        return verdict(
-            text=f"{who} played {text_pdn}",
-            pdn=text_pdn,
-            move=move,
-            events=events,
-            result=result,
-            notes=tuple(notes),
-        )
+        return result
 
     def _board_result(self) -> GameResult | None:
         """The result the current position decides: the side to move with no move loses."""

@@ -94,34 +94,10 @@ class _TraceReplay:
         direction = str(record.get("direction", "?"))
         raw_text = str(record.get("raw", ""))
         action = str(record.get("action", "forwarded"))
-        ident = record.get("id")
-        if action == "delivered":
-            return  # its arrival record was judged already
-        if action == "lost" and ident is not None and ident in self.seen:
-            receiver = direction.split("->")[-1]
-            self.current.entries.append(
-                f"   -- [{raw_text}] never reached the {receiver} engine: "
-                f"{record.get('error', 'lost')}"
-            )
+        seen = self._how_seen(record, direction, raw_text, action)
+        if seen is None:
             return
-        if ident is not None:
-            self.seen.add(ident)
-        if action == "sent-by-bridge":
-            speaks_for = record.get("on_behalf_of")
-            if not speaks_for or record.get("judged") is False:  # its own, or a change
-                self.current.entries.append(f"   bridge -> {direction[8:]}: [{raw_text}]")
-                return
-            self.current.entries.append(
-                f"   bridge, on behalf of the {speaks_for} engine: [{raw_text}]"
-            )
-            direction = f"{speaks_for}->{direction[8:]}"
-            action = "queued"
-        if action == "dropped" and record.get("judged") is True:
-            action = "queued"  # the bridge changed it on its way, and judged it as sent
-        if action == "lost" and record.get("judged") is False:
-            return  # held for a game that never came: nobody judged or received it
-        if action == "lost":
-            action = "queued"  # judged on arrival, then nobody was there to receive it
+        direction, action = seen
         try:
             msg = parse(unescape(raw_text), strict=False)
         except (MessageError, ValueError) as exc:
@@ -154,6 +130,41 @@ class _TraceReplay:
             )
             return
         self._judge(msg, role, raw_text)
+
+    def _how_seen(
+        self, record: dict[str, Any], direction: str, raw_text: str, action: str
+    ) -> tuple[str, str] | None:
+        """The direction and action to judge a trace record by (what the bridge sent for an
+        engine is judged as that engine's), or None when it is not judged."""
+        ident = record.get("id")
+        if action == "delivered":
+            return None  # its arrival record was judged already
+        if action == "lost" and ident is not None and ident in self.seen:
+            receiver = direction.split("->")[-1]
+            self.current.entries.append(
+                f"   -- [{raw_text}] never reached the {receiver} engine: "
+                f"{record.get('error', 'lost')}"
+            )
+            return None
+        if ident is not None:
+            self.seen.add(ident)
+        if action == "sent-by-bridge":
+            speaks_for = record.get("on_behalf_of")
+            if not speaks_for or record.get("judged") is False:  # its own, or a change
+                self.current.entries.append(f"   bridge -> {direction[8:]}: [{raw_text}]")
+                return None
+            self.current.entries.append(
+                f"   bridge, on behalf of the {speaks_for} engine: [{raw_text}]"
+            )
+            direction = f"{speaks_for}->{direction[8:]}"
+            action = "queued"
+        if action == "dropped" and record.get("judged") is True:
+            action = "queued"  # the bridge changed it on its way, and judged it as sent
+        if action == "lost" and record.get("judged") is False:
+            return None  # held for a game that never came: nobody judged or received it
+        if action == "lost":
+            action = "queued"  # judged on arrival, then nobody was there to receive it
+        return direction, action
 
     def _new_connection(self, side: str, phase: Phase) -> None:
         """Start judging afresh: the sender of this GAMEREQ is the initiator from now on."""

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from dxserial.protocol import hub
+from dxserial.protocol.hub import say_seconds
 
 __all__ = [
     "ClockOffer",
@@ -137,15 +138,3 @@ class EngineClock:
         if level.time is not None:
             left = min(left, level.time + level.inc)
         return left
-
-
-def say_seconds(value: float) -> str:
-    """A duration for people: "60 s" (not 59.9996), "2.5 s", "0.25 s"."""
-    value = max(0.0, value)
-    if value >= 10:
-        text = f"{value:.0f}"
-    elif value >= 1:
-        text = f"{value:.1f}".removesuffix(".0")
-    else:
-        text = f"{value:.2g}"
-    return f"{text} s"

@@ -3,7 +3,8 @@
 :class:`HubMover` is what :class:`~dxserial.engine.player.Player` calls instead of its own
 search (in the runner's worker thread, so blocking here never blocks the event loop's
 NULMODEM echoes).  It moves lines between the child's pipes and the sans-I/O
-:class:`~dxserial.hub.client.HubClient`, with a deadline on every wait:
+:class:`~dxserial.hub.client.HubClient`, with a deadline on every wait (the process is
+started under a keeper by :func:`~dxserial.transports.child.start_piped`, like every engine):
 
 * the move: the GAMEREQ's clock, as ``level time=<left> [moves=<left>]`` (or ``level
   depth=`` without a clock); past the time left (``max_wait`` without a clock) it sends
@@ -33,9 +34,9 @@ from dxserial.engine.search import SearchCancelled
 from dxserial.errors import ConfigError
 from dxserial.game.thinking import Thinking
 from dxserial.hub.client import Done, Failed, HubClient, Info, Ready
-from dxserial.hub.clock import say_seconds
 from dxserial.protocol import hub
-from dxserial.transports.child import describe_status
+from dxserial.protocol.hub import say_seconds
+from dxserial.transports.child import describe_status, start_piped, stop_piped
 
 __all__ = ["HubMover", "MoverFailed", "check_hub_level", "hub_name", "reversible_tail"]
 
@@ -89,9 +90,7 @@ class HubMover:
     def start(self) -> str:
         """Start the engine and do the handshake; its name.  :class:`MoverFailed` if not."""
         try:
-            self._proc = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
-            )
+            self._proc = start_piped(self.argv, grace=self.grace)
         except OSError as exc:
             raise MoverFailed(f"cannot start the Hub engine {self.command!r}: {exc}") from None
         self._send(self.client.start())
@@ -215,11 +214,7 @@ class HubMover:
         with contextlib.suppress(OSError):
             if proc.stdin is not None:
                 proc.stdin.close()
-        try:
-            code = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = proc.wait()
+        code = stop_piped(proc, timeout)
         if proc.stdout is not None:
             proc.stdout.close()
         return code

@@ -437,13 +437,7 @@ class GameConductor(BaseMachine[str]):
         opponent = self.engines[other]
         colour = self.colours[side]
         if isinstance(msg, GameEnd):
-            result, told = claim_result(self.referee, msg.reason, colour, engine.title,
-                                        self.cfg.arbiter.on_false_claim)
-            if result.false_claim:  # both are told
-                for s in (side, other):
-                    send(self.engines[s], s, Chat.carrying(f"referee: {result.reason}"),
-                         self.level, out)
-            self._decided(result, {opponent.label: told}, now, out)
+            self._claimed(side, msg, now, out)
             return
         if not isinstance(msg, Move):
             out.append(Log(logging.WARNING,
@@ -494,6 +488,30 @@ class GameConductor(BaseMachine[str]):
             f"game {self.number}/{self.cfg.games}: move {played.move_number if played else 0} "
             f"{colour_name(colour)} {verdict.pdn}  |  {self.score}"
         )
+        self._after_move(side, verdict, adjudged, now, out)
+
+    def _claimed(self, side: str, msg: GameEnd, now: float, out: list[Action]) -> None:
+        """``side`` ended the game by GAMEEND: its claim is checked against the position."""
+        engine = self.engines[side]
+        other = "B" if side == "A" else "A"
+        result, told = claim_result(self.referee, msg.reason, self.colours[side], engine.title,
+                                    self.cfg.arbiter.on_false_claim)
+        if result.false_claim:  # both are told
+            for s in (side, other):
+                send(self.engines[s], s, Chat.carrying(f"referee: {result.reason}"),
+                     self.level, out)
+        self._decided(result, {self.engines[other].label: told}, now, out)
+
+    def _after_move(
+        self, side: str, verdict: Verdict, adjudged: GameResult | None, now: float,
+        out: list[Action],
+    ) -> None:
+        """``side``'s legal move was passed on: the game ends by its rules, by the engines'
+        scores (``adjudged``) or goes on."""
+        engine = self.engines[side]
+        other = "B" if side == "A" else "A"
+        opponent = self.engines[other]
+        referee = self.referee
         both = {engine.label: EndReason.DRAW, opponent.label: EndReason.DRAW}
         if verdict.result is not None and verdict.result.rule:  # a draw rule ends it
             rule = referee.draw.long if referee.draw else verdict.result.reason

@@ -159,26 +159,7 @@ class Match:
             number, a, b, self.cfg, white="A" if white is a else "B", start=start,
             last=last_for, score=self._score_text(),
         )
-        interrupted = False
-        fresh = False
-        try:
-            for side in self.sides:
-                if side.connected and not side.usable:
-                    await self.desk.close(side)
-                side.failure = side.gone = None
-                if not side.connected:
-                    try:
-                        await self.desk.connect(side, self.cfg.connect_timeout, self._stopping)
-                        fresh = True
-                    except DxSerialError as exc:
-                        out: list[Action] = []
-                        side.fail(f"cannot reach it: {exc}", out)
-                        for action in out:
-                            self._carry(action)
-            if fresh and self.cfg.listen_first > 0:
-                await self._listen_first()
-        except Interrupted:
-            interrupted = True
+        interrupted = not await self._ready_sides()
         if self._stops:
             self._stops -= 1
             interrupted = True
@@ -215,6 +196,30 @@ class Match:
             f"game {number}: {result.result} ({result.reason})" + (f" -> {path}" if path else "")
         )
         return GameSummary(number, white.label, black.label, result, game.plies, path)
+
+    async def _ready_sides(self) -> bool:
+        """Connect each side that is not (a side it cannot reach fails, told by the game);
+        False when the match was interrupted meanwhile."""
+        fresh = False
+        try:
+            for side in self.sides:
+                if side.connected and not side.usable:
+                    await self.desk.close(side)
+                side.failure = side.gone = None
+                if not side.connected:
+                    try:
+                        await self.desk.connect(side, self.cfg.connect_timeout, self._stopping)
+                        fresh = True
+                    except DxSerialError as exc:
+                        out: list[Action] = []
+                        side.fail(f"cannot reach it: {exc}", out)
+                        for action in out:
+                            self._carry(action)
+            if fresh and self.cfg.listen_first > 0:
+                await self._listen_first()
+        except Interrupted:
+            return False
+        return True
 
     async def _listen_first(self) -> None:
         """A new connection is listened to before the first GAMEREQ goes out: an engine

@@ -41,6 +41,7 @@ __all__ = [
     "parse_pos",
     "parse_position",
     "pos_line",
+    "say_seconds",
     "split_hub_move",
     "to_dxp",
 ]
@@ -338,3 +339,15 @@ def info_line(fields: Mapping[str, object]) -> HubLine:
         (key, _text(value).replace("=", ":").replace('"', "'")) for key, value in fields.items()
     )
     return HubLine("info", items)
+
+
+def say_seconds(value: float) -> str:
+    """A Hub wait or clock for people: "60 s" (not 59.9996), "2.5 s", "0.25 s"."""
+    value = max(0.0, value)
+    if value >= 10:
+        text = f"{value:.0f}"
+    elif value >= 1:
+        text = f"{value:.1f}".removesuffix(".0")
+    else:
+        text = f"{value:.2g}"
+    return f"{text} s"

@@ -10,8 +10,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from dxserial.bridge.core import read_counts
 from dxserial.testing.process import Cli, LineReader
+
+
+def read_counts(log: str) -> dict[str, int]:
+    """The counts of the last :func:`counts_line` in ``log`` (empty if there is none)."""
+    found = re.findall(r"bridge stopped: ((?:[a-z>-]+ \d+(?:, )?)+)$", log, re.MULTILINE)
+    if not found:
+        return {}
+    return {key: int(value) for key, value in (p.rsplit(" ", 1) for p in found[-1].split(", "))}
 
 
 class Vpair(Cli):

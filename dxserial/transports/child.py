@@ -23,6 +23,7 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from pathlib import Path
 from dxserial.errors import PortError
 
 __all__ = ["LOG_LIMIT", "CappedLog", "Child", "Group", "describe_status", "kill_leftover",
-           "start_time"]
+           "start_piped", "start_time", "stop_piped"]
 
 log = logging.getLogger("dxserial.hosting")
 
@@ -164,9 +165,7 @@ class Child:
         ``grace``: how long the command gets after SIGTERM (when stopped, or when the
         director dies) before SIGKILL."""
         log.parent.mkdir(parents=True, exist_ok=True)
-        # A script of the standard library only, run isolated: nothing of the command's
-        # environment (PYTHONPATH, a checkout not installed) changes how it starts.
-        keeper = (sys.executable, "-I", "-S", str(KEEPER), str(os.getpid()), f"{grace:g}", "--")
+        keeper = _keeper(grace)
         try:
             out = CappedLog(log, log_limit)
         except OSError as exc:
@@ -241,6 +240,41 @@ class Child:
         run = text.rsplit("--- dxserial: starting", 1)[-1].splitlines()[1:]
         kept = [line.strip() for line in run if line.strip()][-lines:]
         return " | ".join(kept)
+
+
+def _keeper(grace: float) -> tuple[str, ...]:
+    """The keeper's command line, to which the command's argv is appended.
+
+    A script of the standard library only, run isolated: nothing of the command's
+    environment (PYTHONPATH, a checkout not installed) changes how it starts."""
+    return (sys.executable, "-I", "-S", str(KEEPER), str(os.getpid()), f"{grace:g}", "--")
+
+
+def start_piped(argv: Sequence[str], *, grace: float = 2.0) -> subprocess.Popen[bytes]:
+    """Start ``argv`` under a keeper, in a group of its own, its stdin and stdout pipes to
+    this process (a Hub engine speaks on them), its stderr this process's.
+
+    Blocking, for a worker thread; the keeper outlives the thread that started it (it
+    waits for the director, not the thread).  An OSError if the program is not there."""
+    _check_runnable(argv[0], Path.cwd(), os.environ)
+    return subprocess.Popen(
+        [*_keeper(grace), *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        bufsize=0,
+        process_group=0,
+    )
+
+
+def stop_piped(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """Wait ``timeout`` seconds for a command of :func:`start_piped` to exit by itself, then
+    stop it and everything it started; its exit status (the command's, told by its keeper)."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        return proc.wait()
 
 
 def _new_group() -> None:  # pragma: no cover - runs in the forked child

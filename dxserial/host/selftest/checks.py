@@ -272,69 +272,13 @@ def judge(report: SelftestReport) -> Verdict:
     """Say in one line what is wrong (or that all is well) and what to do about it."""
     notes = _notes(report)
     rt = report.round_trip
-    where = report.peer or report.port
     if report.failure is not None:
         return Verdict(False, f"FAIL: {report.failure}", notes)
     if report.no_echo:
         return Verdict(False, "FAIL: " + _no_echo(report), notes)
-    sent = sum(p.sent for p in report.patterns) + rt.sent
-    missing = sum(p.missing for p in report.patterns) + rt.missing
-    wrong = sum(p.wrong for p in report.patterns) + rt.wrong
-    extra = sum(p.extra for p in report.patterns) + rt.extra
-    errors = missing + wrong + extra
-    high = sum(p.high_sent for p in report.patterns)
-    cleared = sum(p.bit7_cleared for p in report.patterns)
-    added = sum(p.bit7_set for p in report.patterns)
-    flow_sent = sum(p.flow_sent for p in report.patterns)
-    flow_missing = sum(p.flow_missing for p in report.patterns)
-    burst_missing = sum(p.missing for p in report.patterns if p.name == "burst")
-    if errors:
-        total = f"{errors} errors in {sent} bytes: {missing} missing, {wrong} wrong, {extra} extra"
-        if high and cleared >= 0.9 * high and cleared >= 0.9 * wrong:
-            text = (
-                f"every byte with bit 7 set came back with bit 7 cleared ({cleared} of "
-                f"{high}): 7 data bits or parity set on one side; DXP needs 8N1"
-            )
-        elif added and added >= 0.9 * wrong:
-            text = (
-                f"{added} bytes came back with bit 7 set: the two sides disagree on data "
-                "bits or parity (mark parity or 7 data bits on one side?); DXP needs 8N1"
-            )
-        elif flow_sent and flow_missing == flow_sent and missing == flow_missing and not wrong:
-            text = (
-                "bytes 0x11 and 0x13 never come back: XON/XOFF flow control is on "
-                f"somewhere (the far side, or a driver on {where}); turn it off"
-            )
-        elif burst_missing and burst_missing == missing and not wrong:
-            text = (
-                f"overrun: {burst_missing} bytes of the {_burst_size(report)}-byte burst "
-                "were lost while paced bytes all came back: the receiver cannot keep up; "
-                "use a lower baud rate, or --rtscts with a cable that has RTS/CTS"
-            )
-        elif wrong + missing > 0.5 * sent:
-            text = (
-                f"most bytes come back wrong or not at all ({wrong} wrong, {missing} missing "
-                f"of {sent}): the two ends disagree on baud rate, data bits, parity or stop "
-                f"bits (this side: {report.settings}), or the adapter is faulty"
-            )
-        elif wrong >= missing and wrong >= extra:
-            text = (
-                f"{wrong} of {sent} bytes arrived corrupted ({_first(report, 'wrong')}): "
-                "bit errors from noise on the line; check the cable, its ground and its "
-                "length, or try a lower baud rate"
-            )
-        elif missing >= extra:
-            text = (
-                f"{missing} of {sent} bytes were lost ({_first(report, 'missing')}): "
-                "a loose contact, a flaky adapter or overruns; try a lower baud rate"
-            )
-        else:
-            text = (
-                f"{extra} extra bytes came back that were never sent "
-                f"({_first(report, 'extra')}): something else writes on the line (a getty "
-                "or modem manager on the port? local echo at the far end?)"
-            )
-        return Verdict(False, f"FAIL: {text}", (*notes, total))
+    failed = _errors_verdict(report, notes)
+    if failed is not None:
+        return failed
     median = rt.median
     if median is None:  # only when nothing was measured (samples were all lost)
         return Verdict(False, "FAIL: no round trip could be measured", notes)
@@ -358,6 +302,70 @@ def judge(report: SelftestReport) -> Verdict:
             notes,
         )
     return Verdict(True, f"OK: {counted}, {rtt}", notes)
+
+
+def _errors_verdict(report: SelftestReport, notes: tuple[str, ...]) -> Verdict | None:
+    """The FAIL verdict when bytes went missing, wrong or extra: the likeliest cause first."""
+    rt = report.round_trip
+    sent = sum(p.sent for p in report.patterns) + rt.sent
+    missing = sum(p.missing for p in report.patterns) + rt.missing
+    wrong = sum(p.wrong for p in report.patterns) + rt.wrong
+    extra = sum(p.extra for p in report.patterns) + rt.extra
+    errors = missing + wrong + extra
+    high = sum(p.high_sent for p in report.patterns)
+    cleared = sum(p.bit7_cleared for p in report.patterns)
+    added = sum(p.bit7_set for p in report.patterns)
+    flow_sent = sum(p.flow_sent for p in report.patterns)
+    flow_missing = sum(p.flow_missing for p in report.patterns)
+    burst_missing = sum(p.missing for p in report.patterns if p.name == "burst")
+    if not errors:
+        return None
+    total = f"{errors} errors in {sent} bytes: {missing} missing, {wrong} wrong, {extra} extra"
+    if high and cleared >= 0.9 * high and cleared >= 0.9 * wrong:
+        text = (
+            f"every byte with bit 7 set came back with bit 7 cleared ({cleared} of "
+            f"{high}): 7 data bits or parity set on one side; DXP needs 8N1"
+        )
+    elif added and added >= 0.9 * wrong:
+        text = (
+            f"{added} bytes came back with bit 7 set: the two sides disagree on data "
+            "bits or parity (mark parity or 7 data bits on one side?); DXP needs 8N1"
+        )
+    elif flow_sent and flow_missing == flow_sent and missing == flow_missing and not wrong:
+        text = (
+            "bytes 0x11 and 0x13 never come back: XON/XOFF flow control is on "
+            f"somewhere (the far side, or a driver on {report.peer or report.port}); turn it off"
+        )
+    elif burst_missing and burst_missing == missing and not wrong:
+        text = (
+            f"overrun: {burst_missing} bytes of the {_burst_size(report)}-byte burst "
+            "were lost while paced bytes all came back: the receiver cannot keep up; "
+            "use a lower baud rate, or --rtscts with a cable that has RTS/CTS"
+        )
+    elif wrong + missing > 0.5 * sent:
+        text = (
+            f"most bytes come back wrong or not at all ({wrong} wrong, {missing} missing "
+            f"of {sent}): the two ends disagree on baud rate, data bits, parity or stop "
+            f"bits (this side: {report.settings}), or the adapter is faulty"
+        )
+    elif wrong >= missing and wrong >= extra:
+        text = (
+            f"{wrong} of {sent} bytes arrived corrupted ({_first(report, 'wrong')}): "
+            "bit errors from noise on the line; check the cable, its ground and its "
+            "length, or try a lower baud rate"
+        )
+    elif missing >= extra:
+        text = (
+            f"{missing} of {sent} bytes were lost ({_first(report, 'missing')}): "
+            "a loose contact, a flaky adapter or overruns; try a lower baud rate"
+        )
+    else:
+        text = (
+            f"{extra} extra bytes came back that were never sent "
+            f"({_first(report, 'extra')}): something else writes on the line (a getty "
+            "or modem manager on the port? local echo at the far end?)"
+        )
+    return Verdict(False, f"FAIL: {text}", (*notes, total))
 
 
 def _burst_size(report: SelftestReport) -> int:

@@ -281,6 +281,25 @@ def check_channel(
         assert arrived == sent[: len(arrived)], (peer, "received", arrived, "sent", sent)
 
 
+def _next_event(
+    sends: list[tuple[float, str, bytes]],
+    lines: dict[str, LossyLine],
+    links: dict[str, NulModemLink],
+) -> tuple[float, str, str] | None:
+    """The earliest of: the next message sent, a byte arriving, an end's timer."""
+    best: tuple[float, str, str] | None = None
+    if sends:
+        best = (sends[0][0], "send", sends[0][1])
+    for name, line in lines.items():
+        if line.in_flight and (best is None or line.in_flight[0][0] < best[0]):
+            best = (line.in_flight[0][0], "byte", name)
+    for name, link in links.items():
+        deadline = link.next_deadline()
+        if deadline is not None and (best is None or deadline < best[0]):
+            best = (deadline, "poll", name)
+    return best
+
+
 def run_channel(
     config: dict[str, Any],
     from_a: list[bytes],
@@ -326,16 +345,7 @@ def run_channel(
                 for e in events:
                     trace(now, name, "event", e)
             log[name] += events
-        best: tuple[float, str, str] | None = None
-        if sends:
-            best = (sends[0][0], "send", sends[0][1])
-        for name, line in lines.items():
-            if line.in_flight and (best is None or line.in_flight[0][0] < best[0]):
-                best = (line.in_flight[0][0], "byte", name)
-        for name, link in links.items():
-            deadline = link.next_deadline()
-            if deadline is not None and (best is None or deadline < best[0]):
-                best = (deadline, "poll", name)
+        best = _next_event(sends, lines, links)
         if best is None:
             break
         now = max(now, best[0])
