@@ -65,6 +65,8 @@ class Setting:
     metavar: str | None = None
     #: Taken on the command line but not shown in --help (an old name kept working).
     hidden: bool = False
+    #: The command line must give it (``engine --role``): no default.
+    required: bool = False
     #: The command line's default when it differs from the field's (a byte as text).
     cli_default: Any = None
     show_default: bool = False

@@ -154,7 +154,7 @@ def option(one: Setting, panel: str | object | None = _SAME, *, env: bool = Fals
     flags = one.flags or (one.flag,)
     chosen = one.panel if panel is _SAME else panel
     return typer.Option(
-        one.typer_default,
+        ... if one.required else one.typer_default,
         *flags,
         rich_help_panel=chosen if isinstance(chosen, str) else None,
         envvar=one.envvar if env else None,
