@@ -63,6 +63,10 @@ class Setting:
     flags: tuple[str, ...] = ()
     panel: str | None = None
     metavar: str | None = None
+    #: Taken on the command line but not shown in --help (an old name kept working).
+    hidden: bool = False
+    #: The command line must give it (``engine --role``): no default.
+    required: bool = False
     #: The command line's default when it differs from the field's (a byte as text).
     cli_default: Any = None
     show_default: bool = False
@@ -80,7 +84,10 @@ class Setting:
 
     @property
     def flag(self) -> str:
-        """The option's long name: ``--peer-grace`` for ``peer_grace``."""
+        """The option's long name: ``--peer-grace`` for ``peer_grace`` (or its own
+        spelling's: ``--time`` for ``minutes``)."""
+        if self.flags and self.flags[0].startswith("--"):
+            return self.flags[0].split("/")[0]
         return "--" + self.key.replace("_", "-")
 
     @property
@@ -196,13 +203,15 @@ def checked(one: Setting, value: Any, *, option: bool) -> Any:
 
 
 def _bounded(one: Setting, value: Any, name: str, *, option: bool) -> None:
-    low = one.minimum
+    low, high = one.minimum, one.maximum
     assert low is not None
     number = float(value)
     ok = not math.isnan(number) and (number > low if one.above else number >= low)
-    if ok:
+    if ok and (high is None or number <= high):
         return
     relation = f"{'>' if one.above else '>='} {low:g}"
+    if high is not None:  # a range: 0..999
+        relation = f"{low:g}..{high:g}"
     if option:
         raise ConfigError(f"{one.flag} must be {relation}, not {value!r}")
     raise ConfigError(f"{name}: expected a number {relation}, got {value!r}")

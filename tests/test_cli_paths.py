@@ -102,7 +102,7 @@ def test_helpers_accept_good_paths(tmp_path: Path) -> None:
     [
         (["engine", "tcp://127.0.0.1:9", "--role", "follower", "--connect-timeout", "nan"], "--connect-timeout must be > 0"),
         (["engine", "tcp://127.0.0.1:9", "--role", "follower", "--echo-timeout", "nan"], "--echo-timeout must be > 0"),
-        (["match", "tcp://127.0.0.1:9", "tcp://127.0.0.1:9", "--move-timeout", "nan"], "--move-timeout and --connect-timeout must be > 0"),
+        (["match", "tcp://127.0.0.1:9", "tcp://127.0.0.1:9", "--move-timeout", "nan"], "--move-timeout must be > 0, not nan"),
         (["vpair", "a", "b", "--unplug-every", "nan"], "must be positive"),
     ],
 )

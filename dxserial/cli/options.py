@@ -12,6 +12,8 @@ declarations' (:func:`dxserial.setting.checked`).
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Iterable
 from typing import Any
 
 import typer
@@ -32,6 +34,7 @@ from dxserial.transports.endpoints import LinkKind, LinkOptions
 from dxserial.transports.serial import SerialSettings
 
 __all__ = [
+    "ALLOW",
     "BAUD_HELP",
     "ECHO_TIMEOUT",
     "ECHO_TIMEOUT_HELP",
@@ -45,6 +48,7 @@ __all__ = [
     "SERIAL_PANEL",
     "START_BYTE",
     "START_BYTE_HELP",
+    "WEB",
     "allow_option",
     "annotation",
     "baud_option",
@@ -57,6 +61,7 @@ __all__ = [
     "max_attempts_option",
     "nulmodem_settings",
     "option",
+    "parameters",
     "parity_option",
     "rtscts_option",
     "start_byte_option",
@@ -127,20 +132,17 @@ def xonxoff_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> An
 
 # The live view of a director's games (match, tournament; the bridge's --web is its own).
 
+WEB = Setting("web", None, "Serve a live view of the games at HOST:PORT (needs dxserial[web]).")
+ALLOW = Setting("allow", (), "With --web: networks that may connect (CIDR; repeatable).",
+                many=True)
+
 
 def web_option() -> Any:
-    return typer.Option(
-        None,
-        "--web",
-        help="Serve a live view of the games at HOST:PORT (needs dxserial[web]).",
-        show_default=False,
-    )
+    return option(WEB)
 
 
 def allow_option() -> Any:
-    return typer.Option(
-        [], "--allow", help="With --web: networks that may connect (CIDR; repeatable)."
-    )
+    return typer.Option([], "--allow", help=ALLOW.help)
 
 
 _SAME = object()
@@ -152,7 +154,7 @@ def option(one: Setting, panel: str | object | None = _SAME, *, env: bool = Fals
     flags = one.flags or (one.flag,)
     chosen = one.panel if panel is _SAME else panel
     return typer.Option(
-        one.typer_default,
+        ... if one.required else one.typer_default,
         *flags,
         rich_help_panel=chosen if isinstance(chosen, str) else None,
         envvar=one.envvar if env else None,
@@ -160,7 +162,22 @@ def option(one: Setting, panel: str | object | None = _SAME, *, env: bool = Fals
         metavar=one.metavar,
         show_default=one.show_default,
         count=one.count,
+        hidden=one.hidden,
     )
+
+
+def parameters(settings: Iterable[Setting]) -> list[inspect.Parameter]:
+    """A command's signature made from its declared settings, in their order (typer reads
+    it as any other): an ``argument`` setting is a required argument, the others options."""
+    params = []
+    for one in settings:
+        if one.argument:
+            made = typer.Argument(..., metavar=one.metavar, help=one.help, show_default=False)
+        else:
+            made = option(one)
+        params.append(inspect.Parameter(one.key, inspect.Parameter.KEYWORD_ONLY,
+                                        annotation=annotation(one), default=made))
+    return params
 
 
 def annotation(one: Setting) -> Any:

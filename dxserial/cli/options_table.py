@@ -19,7 +19,7 @@ __all__ = ["options_table", "page_with_table"]
 
 #: What every command takes, documented once in docs/commands/README.md.
 _EVERYWHERE = {"--verbose", "--quiet", "--help"}
-_TABLED = ("bridge",)  # the pages whose table is made here
+_TABLED = ("bridge", "engine", "match")  # the pages whose table is made here
 _END = "Every command also takes"
 
 
@@ -37,7 +37,8 @@ def _row(param: Any) -> str:
         text += f" (default: `{default}`)"
     if param.envvar:
         text += f" [`{param.envvar}`]"
-    return f"| {', '.join(f'`{f}`' for f in flags)} | {text} |"
+    shown = [f"{f} {param.metavar}" if param.metavar else f for f in flags]  # its value's form
+    return f"| {', '.join(f'`{f}`' for f in shown)} | {text} |"
 
 
 def options_table(name: str) -> str:
