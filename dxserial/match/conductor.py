@@ -22,6 +22,7 @@ from dxserial.game.clock import GameClock
 from dxserial.game.news import GameOpened, MoveMade
 from dxserial.game.record import GameRecord, PlyClock, Recorder
 from dxserial.game.referee import GameResult, Policy, Referee, Verdict, chat_for
+from dxserial.game.thinking import Thinking
 from dxserial.match.ending import EndExchange
 from dxserial.match.engine import (
     Engine,
@@ -463,7 +464,6 @@ class GameConductor(BaseMachine[str]):
             return
         send(opponent, other, msg, self.level, out)
         self._relayed = msg.wire
-        referee = self.referee
         if clock is not None:
             clock.start(self.colours[other], now)
             if self.record is not None:
@@ -471,6 +471,20 @@ class GameConductor(BaseMachine[str]):
                     colour, clock.left(Colour.WHITE, now), clock.left(Colour.BLACK, now),
                     charged, msg.seconds,
                 ))
+        played, adjudged = self._noted(colour, verdict, msg, thinking, now, out)
+        self.status = (
+            f"game {self.number}/{self.cfg.games}: move {played.move_number if played else 0} "
+            f"{colour_name(colour)} {verdict.pdn}  |  {self.score}"
+        )
+        self._after_move(side, verdict, adjudged, now, out)
+
+    def _noted(
+        self, colour: Colour, verdict: Verdict, msg: Move, thinking: Thinking | None,
+        now: float, out: list[Action],
+    ) -> tuple[MovePlayed | None, GameResult | None]:
+        """A relayed move kept with its thinking, told to the live view, and shown to the
+        adjudicator: the move as played and the adjudicator's result, if it ends the game."""
+        referee, clock = self.referee, self._clock
         if thinking is not None and self.record is not None:
             self.record.thinking[self.record.plies] = thinking
         played = next((e for e in verdict.events if isinstance(e, MovePlayed)), None)
@@ -484,11 +498,7 @@ class GameConductor(BaseMachine[str]):
                 left=clock_left(clock, now) if clock else None,
                 thinking=thinking,
             )))
-        self.status = (
-            f"game {self.number}/{self.cfg.games}: move {played.move_number if played else 0} "
-            f"{colour_name(colour)} {verdict.pdn}  |  {self.score}"
-        )
-        self._after_move(side, verdict, adjudged, now, out)
+        return played, adjudged
 
     def _claimed(self, side: str, msg: GameEnd, now: float, out: list[Action]) -> None:
         """``side`` ended the game by GAMEEND: its claim is checked against the position."""
