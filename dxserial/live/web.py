@@ -108,14 +108,16 @@ class WebView:
 
 
 async def start_web(
-    address: str, allow: list[str], say: Callable[[str], None], title: str = "dxserial"
+    address: str, allow: list[str], say: Callable[[str], None], title: str = "dxserial",
+    *, option: str = "--web",
 ) -> WebView:
-    """Serve the live view at ``address`` (``HOST:PORT``; a bare port is on 127.0.0.1)."""
+    """Serve the live view at ``address`` (``HOST:PORT``; a bare port is on 127.0.0.1);
+    ``option`` names where the address came from, for the errors."""
     try:
         from aiohttp import web
     except ImportError:
-        raise ConfigError("--web needs aiohttp: pip install 'dxserial[web]'") from None
-    host, port = parse_endpoint(web_address(address, "--web", ("http",)), default_port=8080)
+        raise ConfigError(f"{option} needs aiohttp: pip install 'dxserial[web]'") from None
+    host, port = parse_endpoint(web_address(address, option, ("http",)), default_port=8080)
     view = WebView(LiveView(title), parse_networks(allow))
 
     def guarded(handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
@@ -139,7 +141,7 @@ async def start_web(
         await site.start()
     except OSError as exc:
         await runner.cleanup()
-        raise listen_problem(f"--web {format_address(host, port)}", exc) from None
+        raise listen_problem(f"{option} {format_address(host, port)}", exc) from None
     view._runner = runner
     server = getattr(site, "_server", None)
     sockets = getattr(server, "sockets", None) or []

@@ -14,12 +14,13 @@ import json
 import os
 import socket
 import time
+import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.serve.rig import RigSpec
+from dxserial.serve.rig import RigSpec, read_rig
 
 #: The longest a status answer may be (a rig of hundreds of lines fits).
 MAX_STATUS_BYTES = 1 << 22
@@ -43,6 +44,22 @@ def socket_path(spec: RigSpec, env: Mapping[str, str] = os.environ) -> Path:
     if spec.status is not None:
         return spec.status
     return runtime_dir(env) / f"serve-{spec.path.stem}.sock"
+
+
+def spec_for_status(path: Path) -> tuple[RigSpec, ConfigError | None]:
+    """The rig of ``path`` as far as ``--status`` needs it (where its socket is), and the
+    file's mistake if it has one: a daemon that refused a reload runs on and still answers,
+    so a mistake in the file must not hide how the lines are."""
+    try:
+        return read_rig(path), None
+    except ConfigError as exc:
+        mistake = exc
+    status = None
+    with contextlib.suppress(OSError, ValueError):  # as much of the file as can be read
+        named = tomllib.loads(path.read_text(encoding="utf-8")).get("status")
+        if isinstance(named, str) and named:
+            status = path.resolve().parent / named
+    return RigSpec(path, {}, status=status), mistake
 
 
 def find_socket(spec: RigSpec, env: Mapping[str, str] = os.environ) -> Path:
@@ -151,12 +168,15 @@ def render(status: dict[str, Any], *, width: int = 44) -> str:
             f"{status.get('pid', '?')}, up {up:.0f} s, {status.get('reloads', 0)} reload(s)")
     body = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
             for row in table]
+    if status.get("refused"):
+        body.append(f"last reload: {status['refused']}")
     return "\n".join([head, *body])
 
 
 __all__ = [
     "find_socket",
     "read_status",
+    "spec_for_status",
     "render",
     "rows",
     "runtime_dir",
