@@ -92,12 +92,22 @@ def serve_command(
                    f"connect {config.connect[0]}:{config.connect[1]}" if config.connect else "")
             typer.echo(f"{line.name}: {line.where} ({config.link}, {config.serial.baudrate} "
                        f"baud) <-> {tcp}")
+        if (web if web is not None else spec.web) is not None:
+            _web_extra("--web" if web is not None else f"web ({spec.path})")
         typer.echo(f"{rig}: {len(spec.lines)} line(s), no mistake found")
         return
     configure_logging(verbose, quiet)
     _name_lines()
     runtime.run(_serve(spec, web if web is not None else spec.web,
                        "--web" if web is not None else "web"))
+
+
+def _web_extra(option: str) -> None:
+    """--check: a web page the serve could not start (no aiohttp) is a mistake too."""
+    import importlib.util
+
+    if importlib.util.find_spec("aiohttp") is None:
+        raise ConfigError(f"{option} needs aiohttp: pip install 'dxserial[web]'")
 
 
 class _LineFormatter(logging.Formatter):
