@@ -176,10 +176,10 @@ def render(status: dict[str, Any], *, width: int = 44) -> str:
 __all__ = [
     "find_socket",
     "read_status",
-    "spec_for_status",
     "render",
     "rows",
     "runtime_dir",
     "serve_status",
     "socket_path",
+    "spec_for_status",
 ]
