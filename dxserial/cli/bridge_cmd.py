@@ -17,6 +17,7 @@ from dxserial.cli.common import (
     QUIET_HELP,
     VERBOSE_HELP,
     configure_logging,
+    given_where,
     note_pty_speed,
     option_given,
 )
@@ -260,7 +261,7 @@ def bridge_command(
     if not port:
         raise ConfigError("no serial port: name one (dxserial bridge /dev/ttyUSB0) or set 'port'")
     if option_given(ctx, "baud", baud):
-        note_pty_speed(port, baud)
+        note_pty_speed(port, baud, given_where(ctx, "baud", "--baud", config_file))
     if link not in ("nulmodem", "nul"):
         raise ConfigError(f"--link: {link!r} is not 'nulmodem' or 'nul'")
     if on_invalid not in ("drop", "forward"):
