@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections import deque
+from collections.abc import Callable
 
 from dxserial.drive.actions import Action, Done, Log, News, Say, Send
 from dxserial.drive.machine import BaseMachine
@@ -93,7 +94,7 @@ class GameConductor(BaseMachine[str]):
         *,
         white: str = "A",
         start: GameStart | None = None,
-        last: set[str] | frozenset[str] = frozenset(),
+        last: set[str] | frozenset[str] | Callable[[], set[str]] = frozenset(),
         score: str = "",
     ) -> None:
         self.number = number
@@ -102,7 +103,9 @@ class GameConductor(BaseMachine[str]):
         self.white, self.black = white, "B" if white == "A" else "A"
         self.colours = {self.white: Colour.WHITE, self.black: Colour.BLACK}
         self.start = start or GameStart()
-        self.last = set(last)
+        # The engines that get stop code 1; a tournament asks when the game is decided
+        # (which of an engine's processes plays on is known only then).
+        self._last = last
         self.score = score
         self.level = logging.INFO if config.log_messages else logging.DEBUG
         self.recorder = Recorder(event=config.event, site="dxserial")
@@ -525,8 +528,9 @@ class GameConductor(BaseMachine[str]):
         stop_all = self.interrupted or (
             failed and self.cfg.on_engine_failure is FailurePolicy.STOP
         )
+        last = self._last() if callable(self._last) else self._last
         stops = {
-            e.label: StopCode.STOP if stop_all or e.label in self.last else StopCode.CONTINUE
+            e.label: StopCode.STOP if stop_all or e.label in last else StopCode.CONTINUE
             for e in self.engines.values()
         }
         self.status = f"game {self.number}/{self.cfg.games}: {result.result}, ending"

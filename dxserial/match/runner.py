@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from dxserial.drive.actions import Action, News, Say
 from dxserial.errors import DxSerialError
@@ -143,13 +144,13 @@ class Match:
         white: MatchEngine,
         black: MatchEngine,
         *,
-        last: bool | set[str] = False,
+        last: bool | set[str] | Callable[[], set[str]] = False,
         start: GameStart | None = None,
     ) -> GameSummary | None:
         """Play game ``number``; None if the match was interrupted before it started.
 
         ``last``: stop code 1 for both engines (True) or for the engines named (a tournament
-        stops each engine after its own last game).
+        stops each engine after its own last game; a function: asked when the game is decided).
         """
         start = start or GameStart()
         last_for = {s.label for s in self.sides} if last is True else (last or set())
