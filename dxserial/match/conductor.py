@@ -128,6 +128,8 @@ class GameConductor(BaseMachine[str]):
         self._to_move = self.white
         self._relayed: bytes | None = None  # the last MOVE relayed: its delivery starts a clock
         self._end: EndExchange | None = None
+        for engine in self.engines.values():  # its failures follow the game's header
+            engine.unheaded = []
 
     @property
     def over(self) -> bool:
@@ -356,12 +358,19 @@ class GameConductor(BaseMachine[str]):
         send(engine, side, request, self.level, out)
         return True
 
+    def _headed(self, out: list[Action]) -> None:
+        """The game's header is said (or never will be): what waited for it follows."""
+        for engine in self.engines.values():
+            out.extend(engine.unheaded or ())
+            engine.unheaded = None
+
     def _offered(self, accepted: dict[str, GameAccept] | None, now: float, out: list[Action]
                  ) -> None:
         white, black = self.engines[self.white], self.engines[self.black]
         self._held.extend(self._early)  # the game (or its end) reads them next
         self._early = []
         out.append(Say(f"game {self.number}: White {white.title} vs Black {black.title}"))
+        self._headed(out)
         if accepted is None:
             self._decided(None, {}, now, out)
         else:
@@ -517,6 +526,7 @@ class GameConductor(BaseMachine[str]):
         out: list[Action],
     ) -> None:
         """The game is decided (None: an engine failed): the GAMEEND exchange follows."""
+        self._headed(out)  # decided before it was offered (interrupted): no header comes
         white, black = self.engines[self.white], self.engines[self.black]
         if result is None:
             result = failure_result(white, black)

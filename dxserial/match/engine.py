@@ -90,6 +90,8 @@ class Engine:
     #: initiator (see :mod:`dxserial.match.initiators`); and whether the user was told.
     initiator: str | None = None
     initiator_named: bool = False
+    #: Lines said before the game's header (its first line): held until it is said.
+    unheaded: list[Action] | None = None
 
     @property
     def usable(self) -> bool:
@@ -108,7 +110,8 @@ class Engine:
         """The engine loses this game for ``reason`` (only its first failure counts)."""
         if self.failure is None:
             self.failure = reason
-            out.append(Say(f"engine {self.title} failed: {reason}"))
+            line = Say(f"engine {self.title} failed: {reason}")
+            (self.unheaded if self.unheaded is not None else out).append(line)
 
 
 def claims_initiator(engine: Engine, msg: GameRequest, out: list[Action]) -> None:
