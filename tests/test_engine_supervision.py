@@ -257,3 +257,9 @@ def test_a_hub_engine_the_director_starts_plays_a_match(tmp_path: Path) -> None:
     results = [line for line in out if re.match(r"game [12]: (2-0|1-1|0-2) ", line)]
     assert len(results) == 2 and not any("forfeit" in line for line in results), out
     assert len(list((tmp_path / "games").glob("*.pdn"))) == 2
+    # Issue 38 point 11: the results table names each engine's table and program alike,
+    # not an address the director picked.
+    rows = [line for line in out if line.startswith(("  A ", "  B "))]
+    assert [row.rsplit("(", 1)[1] for row in rows] == [
+        f"deep: runs {Path(sys.executable).name})", f"hubby: runs {Path(sys.executable).name})"
+    ], out

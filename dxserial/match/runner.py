@@ -40,6 +40,20 @@ __all__ = ["Match"]
 log = logging.getLogger("dxserial.match.runner")
 
 
+def _named(side: MatchEngine) -> str | None:
+    """The [engines.NAME] an engine the director runs comes from (None: an endpoint)."""
+    label = getattr(side.endpoint, "label", None)
+    return label if isinstance(label, str) else None
+
+
+def _where(side: MatchEngine) -> str:
+    """Where the results table says an engine is: its [engines.NAME] and program, or the
+    endpoint as given (an address the director picked for a command is no help there)."""
+    name = _named(side)
+    text = side.endpoint.spec.text
+    return f"{name}: {text}" if name is not None else text
+
+
 class Match:
     """Plays ``config.games`` games between the engines at two endpoints."""
 
@@ -67,9 +81,7 @@ class Match:
         self._stops = 0  # stop requests no game has taken yet
         self._playing: Playing | None = None
         self.summaries: list[GameSummary] = []
-        self.standings = {
-            s.label: Standing(s.label, s.label, s.endpoint.spec.text) for s in self.sides
-        }
+        self.standings = {s.label: Standing(s.label, s.label, _where(s)) for s in self.sides}
         self.stopped: str | None = None  # why the match ended early
         self._status = ""  # the live status shown
 
@@ -91,7 +103,7 @@ class Match:
             for side in self.sides:
                 where = await side.endpoint.prepare()
                 listening = side.endpoint.listen_address
-                if listening is not None:
+                if listening is not None and not _named(side):
                     self.standings[side.label].where = f"listen://{listening}"
                 self.progress.line(f"engine {side.label}: {where}")
             self.progress.line(
