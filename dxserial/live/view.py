@@ -21,13 +21,15 @@ class LiveView:
         self.title = title
         self.games: dict[int, dict[str, Any]] = {}
         self.standings: list[str] = []
+        self.heading = "Standings"  # the table's heading (a rig's page: "Lines")
 
     def apply(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """Take one event; return the update to send to browsers (None: nothing changed)."""
         kind = event.get("kind")
         if kind == "standings":
             self.standings = [str(line) for line in event.get("table", [])]
-            return {"type": "standings", "table": self.standings}
+            self.heading = str(event.get("heading") or "Standings")
+            return {"type": "standings", "table": self.standings, "heading": self.heading}
         number = event.get("number")
         if not isinstance(number, int):
             return None
@@ -91,7 +93,8 @@ class LiveView:
     def snapshot(self) -> dict[str, Any]:
         """Everything, for a browser that just connected."""
         games = [self.clocked(self.games[n]) for n in sorted(self.games)]
-        return {"type": "snapshot", "title": self.title, "games": games, "table": self.standings}
+        return {"type": "snapshot", "title": self.title, "games": games, "table": self.standings,
+                "heading": self.heading}
 
 
 def to_move(game: dict[str, Any]) -> str | None:

@@ -159,6 +159,8 @@ PAGE = """<!doctype html>
  #layout { display: grid; grid-template-columns: 1fr minmax(340px, 42%); gap: 1em;
            align-items: start; }
  aside { font-size: .85em; overflow-x: auto; }
+ #games:empty + aside, #layout.wide aside { grid-column: 1 / -1; }  /* the whole width */
+ #layout.wide aside { order: -1; }  /* a table too wide for the side: above the games */
  #games { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
  aside h2 { font-size: 1.1em; margin: .2em 0 .4em; }
  aside table { width: 100%; margin-bottom: .3em; }
@@ -197,7 +199,7 @@ PAGE = """<!doctype html>
 <div id="games"></div>
 <aside>
 <section id="standings" hidden>
-<h2>Standings</h2>
+<h2 id="table-heading">Standings</h2>
 <table id="table"></table>
 <div id="notes" class="note"></div>
 </section>
@@ -394,9 +396,10 @@ function columns(lines) {
   return rows.map(r => merged.map(([a, b]) => r.slice(a, b).trim()));
 }
 
-function showTable(table) {
+function showTable(table, heading) {
   if (!table || !table.length) return;  // none yet, or a bridge (it keeps no standings)
   document.getElementById("standings").hidden = false;
+  document.getElementById("table-heading").textContent = heading || "Standings";
   const grid = table.slice(1).filter(l => l.startsWith("  "));
   const notes = table.slice(1).filter(l => !l.startsWith("  "));
   const el = document.getElementById("table");
@@ -409,6 +412,9 @@ function showTable(table) {
   if (head) thead.append(row(head, "th"));
   tbody.append(...body.map(cells => row(cells, "td")));
   el.replaceChildren(caption, thead, tbody);
+  const layout = document.getElementById("layout");  // wider than the side column: on top
+  if (!layout.classList.contains("wide") && el.scrollWidth > el.parentElement.clientWidth)
+    layout.classList.add("wide");
   document.getElementById("notes").textContent = notes.join(" ");
 }
 
@@ -417,12 +423,15 @@ source.onopen = () => { document.getElementById("status").textContent = "live"; 
 source.onerror = () => { document.getElementById("status").textContent = "reconnecting..."; };
 source.onmessage = (e) => {
   const u = JSON.parse(e.data);
+  // A message proves the stream is open, whether or not onopen fired (one load stayed on
+  // "connecting..." with the snapshot shown).
+  if (u.type !== "end") document.getElementById("status").textContent = "live";
   if (u.type === "snapshot") {
     document.getElementById("title").textContent = u.title;
     document.title = u.title + " (live)";
-    u.games.forEach(showGame); showTable(u.table);
+    u.games.forEach(showGame); showTable(u.table, u.heading);
   } else if (u.type === "game") showGame(u.game);
-  else if (u.type === "standings") showTable(u.table);
+  else if (u.type === "standings") showTable(u.table, u.heading);
   else if (u.type === "end") {
     source.close(); running.clear();
     document.getElementById("status").textContent = "finished (the server has stopped)";
