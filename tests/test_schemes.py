@@ -66,7 +66,8 @@ def test_a_url_typo_is_not_taken_for_a_device(typo: str) -> None:
 
 
 def test_typos_everywhere_a_port_or_endpoint_is_read() -> None:
-    with pytest.raises(ConfigError, match=r"did you mean socket://h:5555 or rfc2217://h:5555\?"):
+    with pytest.raises(ConfigError, match=r"did you mean socket://h:5555 or rfc2217://h:5555 "
+                       r"\(a serial port over TCP; a TCP engine goes in --connect h:5555\)\?"):
         lookup("h:5555", endpoints=False)  # a serial port: tcp:// would be refused there
     with pytest.raises(ConfigError, match="'tcp://' is an engine endpoint, not a serial port"):
         lookup("tcp:/h:1", endpoints=False)

@@ -147,7 +147,8 @@ def _typo(text: str, *, endpoints: bool) -> None:
         lookup(meant, endpoints=endpoints)  # a pyserial-only scheme: that answer instead
         raise ConfigError(f"{text}: not a device; did you mean {meant}?")
     if _BARE_ADDRESS.fullmatch(text):
-        meant = f"tcp://{text}" if endpoints else f"socket://{text} or rfc2217://{text}"
+        meant = (f"tcp://{text}" if endpoints else f"socket://{text} or rfc2217://{text} (a "
+                 f"serial port over TCP; a TCP engine goes in --connect {text})")
         raise ConfigError(f"{text}: not a device; did you mean {meant}?")
 
 
