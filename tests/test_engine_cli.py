@@ -241,8 +241,9 @@ def test_a_speed_mismatch_names_the_speed_and_the_probe(tmp_path: Path) -> None:
 
     vpair, a, b = start_vpair(tmp_path, "--baud-a", "9600", "--baud-b", "2400")
     with vpair, Cli("engine", b, "--role", "follower", "--baud", "2400") as follower:
+        # The unanswered GAMEREQ is said after 1 s, well before the link gives up (2 x 2 s).
         with Cli("engine", a, "--role", "initiator", "--answer-timeout", "1",
-                 "--echo-timeout", "0.5", "--max-attempts", "2") as initiator:
+                 "--echo-timeout", "2", "--max-attempts", "2") as initiator:
             code = initiator.proc.wait(60)
             said = initiator.stderr()
         assert code == 1
