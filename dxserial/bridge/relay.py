@@ -505,7 +505,7 @@ class Relay:
         if self.settings.observe and speaks_for is not None:
             # Said for an engine (a GAMEEND replaced or answered for it): what the other
             # engine receives from it, so an observer counting games sees the game end.
-            self._records.out.append(Observed(direction(speaks_for), msg))
+            self._records.out.append(Observed(f"{direction(speaks_for)} (by the bridge)", msg))
         self._fate.route(to, item)
 
     def _take(self) -> list[Action]:
