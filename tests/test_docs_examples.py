@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -256,6 +257,17 @@ def matches(expected: list[str], got: list[str]) -> bool:
                         re.S) is not None
 
 
+def _taken(command: str) -> bool:
+    """A fixed port of the example another program on this (shared) machine holds."""
+    for port in re.findall(r"listen://127\.0\.0\.1:(\d+)", command):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", int(port)))
+            except OSError:
+                return True
+    return False
+
+
 def run_one(example: Example, work: Path, env: dict[str, str], index: int) -> str | None:
     """Run one example; what went wrong, or None."""
     command = as_run(example.command).replace("/tmp/", f"{work}/tmp/")
@@ -299,7 +311,7 @@ def test_every_example_runs_as_written(venv: Path, tmp_path: Path) -> None:
     env = _env(venv, work)
     failures: list[str] = []
     ran: list[str] = []
-    block = -1
+    block = taken_block = -1
     for index, example in enumerate(examples()):
         if example.block != block:  # a block's background commands end with it
             for proc in _procs.values():
@@ -307,6 +319,10 @@ def test_every_example_runs_as_written(venv: Path, tmp_path: Path) -> None:
             _procs.clear()
             block = example.block
         if reason_to_skip(example.command) is not None:
+            continue
+        if _taken(example.command) or example.block == taken_block:  # not the example's
+            taken_block = example.block  # fault: said, not failed, with the rest of its block
+            print(f"{example.where()}: its port is taken on this machine: not run")
             continue
         ran.append(example.command)
         problem = run_one(example, work, env, index)
