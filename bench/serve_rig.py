@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -66,8 +67,19 @@ async def until(check: Any, what: str, limit: float = 120.0) -> None:
         await asyncio.sleep(0.1)
 
 
-async def run(lines: int, moves: int) -> dict[str, Any]:
+async def run(lines: int, moves: int, *, keep: bool = False) -> dict[str, Any]:
+    """The run in a folder of its own, removed after a run with no problem (``keep``: not);
+    a run that failed leaves it, named in the report as ``log``, to be looked at."""
     tmp = Path(tempfile.mkdtemp(prefix="dxserial-serve-rig-"))
+    report = await _run(tmp, lines, moves)
+    report["folder"] = str(tmp)
+    if not report["problems"] and not keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+        report["log"] = "(removed: no problem)"
+    return report
+
+
+async def _run(tmp: Path, lines: int, moves: int) -> dict[str, Any]:
     names = [f"line{i:02d}" for i in range(lines)]
     unplugged, removed, added = names[0], names[1], f"line{lines:02d}"
     pairs = {n: VirtualPair(str(tmp / f"{n}A"), str(tmp / f"{n}B")).start()
@@ -208,8 +220,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--lines", type=int, default=16)
     ap.add_argument("--moves", type=int, default=30)
+    ap.add_argument("--keep", action="store_true", help="keep the run's folder (log, PDN)")
     args = ap.parse_args()
-    report = asyncio.run(run(args.lines, args.moves))
+    report = asyncio.run(run(args.lines, args.moves, keep=args.keep))
     print(json.dumps(report, indent=2))
     return 1 if report["problems"] else 0
 

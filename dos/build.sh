@@ -1,7 +1,8 @@
 #!/bin/sh
 # Build DXENG.COM, the DOS engine that `dxserial demo --dos` and the DOSBox tests run.
-# Needs bcc (Debian/Ubuntu: sudo apt-get install bcc). Output: dos/build/DXENG.COM, where
-# dxserial looks for it in a checkout, or DIR/DXENG.COM with `build.sh DIR` (then set
+# Needs bcc (Debian/Ubuntu: sudo apt-get install bcc). Output: dos/build/DXENG.COM, and a
+# copy in ${XDG_DATA_HOME:-~/.local/share}/dxserial/, where an installed dxserial (not only
+# one run from this checkout) looks for it. `build.sh DIR`: DIR/DXENG.COM only (then set
 # DXSERIAL_DOS_ENGINE=DIR/DXENG.COM).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,3 +16,9 @@ mkdir -p "$out"
 # tick counter are inline as86 assembly in dxeng.c.
 bcc -Md "$here/dxeng.c" -o "$out/DXENG.COM"
 echo "built $out/DXENG.COM ($(wc -c < "$out/DXENG.COM") bytes)"
+if [ $# -eq 0 ]; then
+    data="${XDG_DATA_HOME:-$HOME/.local/share}/dxserial"
+    mkdir -p "$data"
+    cp "$out/DXENG.COM" "$data/DXENG.COM.tmp" && mv "$data/DXENG.COM.tmp" "$data/DXENG.COM"
+    echo "installed $data/DXENG.COM (dxserial demo --dos finds it there)"
+fi

@@ -97,6 +97,7 @@ class _Show:
         self.moves = 0  # legal moves seen
 
     def __call__(self, direction: str, msg: Message) -> None:
+        direction = direction.split(" ", 1)[0]  # "tcp->serial (by the bridge)": for it
         sender = "TCP engine" if direction == "tcp->serial" else "DOS engine"
         verdict = self.referee.observe(msg, self.roles[direction])
         if isinstance(msg, GameAccept) and msg.code is AcceptCode.ACCEPT:

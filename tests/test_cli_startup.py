@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from helpers import run_in_process
@@ -77,6 +79,18 @@ def test_help_lists_every_command_with_its_one_line_help() -> None:
             line.strip("│ ").startswith(f"{name} ") and short in line
             for line in result.stdout.splitlines()
         ), (name, result.stdout)
+
+
+def test_help_lists_the_commands_in_the_readmes_order() -> None:
+    """Issue 38 point 18: bridge, serve, probe first, as the README's command map."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    mapped = re.findall(r"^\| \[`dxserial ([a-z-]+)`\]", readme, re.M)
+    result = run_in_process("--help", columns=300)
+    listed = [
+        name for line in result.stdout.splitlines()
+        for name in [line.strip("│ ").split(" ")[0]] if name in COMMANDS
+    ]
+    assert listed == mapped == list(COMMANDS)
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

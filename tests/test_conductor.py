@@ -295,3 +295,15 @@ def test_a_lost_link_during_the_game_forfeits_it() -> None:
     assert result is not None and result.result == "0-2"
     assert result.reason == "White Alpha (A) forfeits: link lost: reset by peer"
     assert game.take("B") == [GameEnd(reason=EndReason.RESIGN, stop=StopCode.STOP)]
+
+
+def test_a_link_lost_before_the_accept_is_said_after_the_games_header() -> None:
+    """Issue 38 point 10: the header first, then the engine's failure, then the result."""
+    game = Game()
+    game.take("A"), game.take("B")
+    game.send("A", accept("Alpha"))
+    game.apply(game.conductor.left("B", game.now, "the engine stopped answering"))
+    said = game.said()
+    header = next(i for i, line in enumerate(said) if line.startswith("game 1: White "))
+    failed = next(i for i, line in enumerate(said) if line.startswith("engine B failed: "))
+    assert header < failed, said

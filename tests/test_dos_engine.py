@@ -393,3 +393,38 @@ def test_demo_dos_without_the_built_program_says_how_to_build_it(tmp_path: Path)
         f"dxserial: error: {dosbox_engine.ENGINE_ENV}={missing}: no such file "
         "(build it with dos/build.sh)"
     )
+
+
+@pytest.mark.skipif(shutil.which("bcc") is None, reason=f"needs bcc ({INSTALL})")
+def test_an_installed_dxserial_finds_what_build_sh_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38 point 1: after a plain `pip install .` the package has no checkout beside it;
+    `dos/build.sh` (no argument, as the README runs it) also installs DXENG.COM in the
+    user's data folder, where the demo looks next."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "dos", checkout / "dos", ignore=shutil.ignore_patterns("build"))
+    data = tmp_path / "data"
+    env = {**os.environ, "XDG_DATA_HOME": str(data)}
+    subprocess.run(["sh", str(checkout / "dos" / "build.sh")], check=True, timeout=60, env=env)
+    monkeypatch.delenv(dosbox_engine.ENGINE_ENV, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    monkeypatch.setattr(dosbox_engine, "checkout_engine", lambda: tmp_path / "site" / "no.COM")
+    found = dosbox_engine.find_engine()
+    assert found == data / "dxserial" / "DXENG.COM"
+    assert found.read_bytes() == (checkout / "dos" / "build" / "DXENG.COM").read_bytes()
+
+
+def test_an_engine_found_nowhere_names_every_place_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(dosbox_engine.ENGINE_ENV, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    site = tmp_path / "site" / "dos" / "build" / "DXENG.COM"
+    monkeypatch.setattr(dosbox_engine, "checkout_engine", lambda: site)
+    with pytest.raises(dosbox_engine.DosSetupError) as caught:
+        dosbox_engine.find_engine()
+    assert str(caught.value).startswith(
+        f"the DOS engine is not built (no {site}, no {tmp_path}/data/dxserial/DXENG.COM): "
+        "run dos/build.sh in the dxserial checkout"
+    )

@@ -231,3 +231,26 @@ def test_a_depth_beyond_the_bound_is_refused_in_one_line() -> None:
     assert err == [
         "dxserial: error: --depth 11: must be 1..10 (each ply multiplies the search time by 3 to 5)"
     ]
+
+
+@pytest.mark.e2e
+def test_a_speed_mismatch_names_the_speed_and_the_probe(tmp_path: Path) -> None:
+    """Issue 38 point 17: two engines at 9600 and 2400 baud on a vpair; what each says
+    suggests the speed and `dxserial probe`."""
+    from dxserial.testing.rig import start_vpair
+
+    vpair, a, b = start_vpair(tmp_path, "--baud-a", "9600", "--baud-b", "2400")
+    with vpair, Cli("engine", b, "--role", "follower", "--baud", "2400") as follower:
+        # The unanswered GAMEREQ is said after 1 s, well before the link gives up (2 x 2 s).
+        with Cli("engine", a, "--role", "initiator", "--answer-timeout", "1",
+                 "--echo-timeout", "2", "--max-attempts", "2") as initiator:
+            code = initiator.proc.wait(60)
+            said = initiator.stderr()
+        assert code == 1
+        assert f"nothing answered on {a} after 1 s: is the other side running, at the same " \
+               f"speed, link type and start and end bytes? (dxserial probe {a} finds" in said
+        assert said.strip().splitlines()[-1].startswith("dxserial: error: link lost")
+        assert "at this speed? dxserial probe finds the speed" in said.strip().splitlines()[-1]
+        follower.stop()
+        assert "a sender at another speed: dxserial probe finds its speed" in follower.stderr()
+        vpair.stop()

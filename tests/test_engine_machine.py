@@ -104,11 +104,14 @@ def test_an_unanswered_gamereq_is_hinted_and_sent_again_on_a_nul_link() -> None:
 def test_on_a_retransmitting_link_the_gamereq_is_not_repeated() -> None:
     clock = Clock()
     ini = machine(INI, clock, repeat=False)
-    ini.joined(PEER, clock.t, "/dev/ttyS0")
+    ini.joined(PEER, clock.t, "/dev/ttyS0", serial=True)
     clock.t += 10.0
     out = ini.poll(clock.t)
     assert sends(out) == []
-    assert logs(out, logging.WARNING)[0].endswith("on the same link type?")
+    # Issue 38 point 17: on a serial line the speed is named, and the probe that finds it.
+    assert logs(out, logging.WARNING)[0].endswith(
+        "at the same speed, link type and start and end bytes? (dxserial probe /dev/ttyS0 "
+        "finds how it speaks)")
 
 
 def test_stop_before_any_game_and_during_the_first_game() -> None:

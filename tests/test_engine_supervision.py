@@ -128,6 +128,11 @@ def test_two_games_at_once_run_on_their_own_engine_processes(tmp_path: Path) -> 
         assert ready == {True}, [p.read_text() for p in logs]  # both processes played
         played = sum(len(re.findall(r"^game \d+: ", p.read_text(), re.M)) for p in logs)
         assert played == 4
+        # Issue 38 point 7: each process gets stop code 1 after its own last game, so none
+        # ends on "link lost" and none is reported as failed.
+        for log in logs:
+            assert "error" not in log.read_text(), log.read_text()
+    assert not [line for line in out if "exit status" in line or "link lost" in line], out
 
 
 def test_an_engine_that_cannot_start_stops_the_event_in_one_line(tmp_path: Path) -> None:
@@ -261,3 +266,9 @@ def test_a_hub_engine_the_director_starts_plays_a_match(tmp_path: Path) -> None:
     results = [line for line in out if re.match(r"game [12]: (2-0|1-1|0-2) ", line)]
     assert len(results) == 2 and not any("forfeit" in line for line in results), out
     assert len(list((tmp_path / "games").glob("*.pdn"))) == 2
+    # Issue 38 point 11: the results table names each engine's table and program alike,
+    # not an address the director picked.
+    rows = [line for line in out if line.startswith(("  A ", "  B "))]
+    assert [row.rsplit("(", 1)[1] for row in rows] == [
+        f"deep: runs {Path(sys.executable).name})", f"hubby: runs {Path(sys.executable).name})"
+    ], out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -121,6 +122,19 @@ def test_end_of_input_is_a_quit() -> None:
     )
     assert proc.returncode == 0
     assert proc.stdout.splitlines()[-1] == "wait"
+
+
+@needs_script
+def test_stdin_from_dev_null_is_an_end_of_input_not_a_crash() -> None:
+    """Found walking the docs (issue 38): `dxserial hub-engine < /dev/null` aborted in the
+    event loop (a character device that is not a terminal)."""
+    from hubgame import DXSERIAL
+
+    with open(os.devnull, "rb") as nothing:
+        proc = subprocess.run([DXSERIAL, "hub-engine", "-q"], stdin=nothing,
+                              capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
 
 
 @needs_script

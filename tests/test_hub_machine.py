@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 
 from dxserial.drive.actions import Action, Done, Forget, Hangup, Log, Send
-from dxserial.hub.adapter import AdapterConfig, HubAdapter
+from dxserial.hub.adapter import SILENT_MIN, AdapterConfig, HubAdapter
 from dxserial.hub.adapter_machine import DXP, HUB, HubMachine
-from dxserial.protocol.messages import AcceptCode, GameAccept, Move
+from dxserial.protocol.messages import AcceptCode, Chat, GameAccept, Move
 
 START = "Wbbbbbbbbbbbbbbbbbbbbeeeeeeeeeewwwwwwwwwwwwwwwwwwww"
 
@@ -43,6 +43,7 @@ def test_a_go_is_played_through_the_engine_and_its_move_is_done() -> None:
 
 def test_a_gamereq_unanswered_gets_a_fresh_connection_then_a_move_of_our_own() -> None:
     hub = machine()
+    hub.receive(DXP, Chat(text="hello").wire, 0.0)  # an engine that has spoken on this line
     hub.line(HUB, f"pos pos={START}\n".encode(), 0.0)
     hub.line(HUB, b"go think\n", 0.0)
     assert hub.next_deadline() == 5.0
@@ -59,8 +60,29 @@ def test_a_gamereq_unanswered_gets_a_fresh_connection_then_a_move_of_our_own() -
     assert any(isinstance(a, Log) and a.level == logging.WARNING for a in out)
 
 
+def test_a_silent_line_gets_no_fresh_connection_the_go_its_answer_in_time_and_quit_at_once(
+) -> None:
+    """Issue 38 point 9: an engine that never said anything: the go is answered within the
+    client's move time (not two 10 s waits), the GAMEREQ withdrawn (no link lost later),
+    and a quit during the wait leaves at once."""
+    hub = machine()
+    hub.line(HUB, f"pos pos={START}\n".encode(), 0.0)
+    hub.line(HUB, b"level move-time=1\n", 0.0)
+    hub.line(HUB, b"go think\n", 0.0)
+    assert hub.next_deadline() == SILENT_MIN  # not answer_timeout: the client waits 1 s
+    out = hub.poll(SILENT_MIN)
+    assert [type(a) for a in out if isinstance(a, Forget | Hangup)] == [Forget]
+    lines = sent(out, HUB)
+    assert b"has said nothing since the connection opened" in lines[0]
+    assert b"dxserial probe" in lines[0] and lines[-1].startswith(b"done move=")
+    hub.line(HUB, b"go think\n", 10.0)  # the next go offers a game again
+    out = hub.line(HUB, b"quit\n", 10.5)
+    assert out[-1] == Done(0, "quit") and not sent(out, DXP)
+
+
 def test_a_fresh_connection_that_cannot_be_had_is_the_engine_lost() -> None:
     hub = machine()
+    hub.receive(DXP, Chat(text="hello").wire, 0.0)
     hub.line(HUB, f"pos pos={START}\n".encode(), 0.0)
     hub.line(HUB, b"go think\n", 0.0)
     hub.poll(5.0)

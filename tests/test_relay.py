@@ -709,3 +709,14 @@ def test_a_game_cut_short_is_told_with_the_record_s_result() -> None:
     rig.apply(rig.relay.shutdown(rig.now))
     assert rig.news[-1] == GameClosed(1, "*", "the bridge stopped") and rig.records[-1].result == "*"
     assert Rig("warn").news == []  # nobody watching: no news
+
+
+def test_a_stop_code_1_the_bridge_replaces_is_observed_as_said_by_it() -> None:
+    """Issue 38 point 6: an observer counting games (serve's status) sees the game end
+    when the TCP engine's GAMEEND with stop code 1 goes on as the bridge's own."""
+    rig = Rig()
+    rig.begin(moves=True)
+    rig.observed.clear()
+    rig.send(TCP, b"E01")
+    assert rig.observed == ["tcp->serial (by the bridge)"]
+    assert rig.got[SERIAL][-1] == b"E00"  # stop code 0 for the serial engine, as documented

@@ -148,13 +148,13 @@ def test_pdn_with_an_illegal_move_and_a_violation_comment(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("content", "message", "code"),
     [
-        (None, "cannot read", 2),  # the file named cannot be read: a usage error
+        (None, "cannot read", 1),  # the job was not done: 1, as the help and page say
         ("this is not a game\n", "is not a PDN tag", 1),
         ("", "no game found", 1),
         ('{"kind": "event", "text": "bridge started"}\n', "no DXP message", 1),
     ],
 )
-def test_unreadable_file_is_one_line_and_exit_2(
+def test_unreadable_file_is_one_line_and_exit_1(
     tmp_path: Path, content: str | None, message: str, code: int
 ) -> None:
     path = tmp_path / "input"
@@ -197,3 +197,10 @@ def test_new_connection_in_a_trace(tmp_path: Path) -> None:
     [alert] = [line for line in lines if line.startswith("!!")]
     assert alert.startswith("!! ply 1: initiator (Black) sent GAMEREQ out of turn: a game is running")
     assert lines[-1] == "2 games, 1 violation"
+
+
+def test_check_on_a_missing_file_exits_1_as_its_help_says(tmp_path: Path) -> None:
+    """Issue 38 point 2: `replay MISSING --check` is exit 1 ("as when the file cannot be read")."""
+    out = run_in_process("replay", tmp_path / "missing.jsonl", "--check")
+    assert out.returncode == 1
+    assert out.stderr.startswith("dxserial: error: cannot read")

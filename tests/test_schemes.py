@@ -66,7 +66,8 @@ def test_a_url_typo_is_not_taken_for_a_device(typo: str) -> None:
 
 
 def test_typos_everywhere_a_port_or_endpoint_is_read() -> None:
-    with pytest.raises(ConfigError, match=r"did you mean socket://h:5555 or rfc2217://h:5555\?"):
+    with pytest.raises(ConfigError, match=r"did you mean socket://h:5555 or rfc2217://h:5555 "
+                       r"\(a serial port over TCP; a TCP engine goes in --connect h:5555\)\?"):
         lookup("h:5555", endpoints=False)  # a serial port: tcp:// would be refused there
     with pytest.raises(ConfigError, match="'tcp://' is an engine endpoint, not a serial port"):
         lookup("tcp:/h:1", endpoints=False)
@@ -115,3 +116,14 @@ def test_every_serial_scheme_has_an_opener_that_imports() -> None:
         if scheme.serial:
             assert inspect.iscoroutinefunction(opener(scheme.opener)), scheme.name
     assert inspect.iscoroutinefunction(opener(DEVICE_OPENER))
+
+
+@pytest.mark.parametrize("given", ["tcp:127.0.0.1:27531", "tcp://127.0.0.1:27531"])
+def test_a_tcp_engine_as_the_bridges_port_is_sent_to_connect_or_listen(given: str) -> None:
+    """Issue 38 point 13: socat's `tcp:h:p` as the port is quoted as typed, with the options
+    a TCP engine goes in."""
+    result = run_in_process("bridge", given)
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"dxserial: error: {given}: 'tcp://' is an engine endpoint")
+    assert "--connect 127.0.0.1:27531" in line and "--listen 127.0.0.1:27531" in line

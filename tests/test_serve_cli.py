@@ -127,3 +127,4 @@ def test_sixteen_lines_on_vpairs_unplug_and_sighup_while_they_play() -> None:
 
     report = asyncio.run(serve_rig.run(16, 16))
     assert report["problems"] == [] and report["games"] == 16, report
+    assert not Path(report["folder"]).exists()  # issue 38 point 14: nothing left in /tmp

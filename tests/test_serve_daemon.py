@@ -352,7 +352,8 @@ def test_the_web_page_shows_every_lines_games_and_a_row_per_line(tmp_path: Path)
     assert whites == ["[one]", "[two]"]
     assert sorted(game["number"] for game in state["games"]) == [1, 2]  # unique across lines
     table = state["table"]
-    assert table[0] == "Lines" and table[1].split() == [
+    assert state["heading"] == "Lines" and table[0] == "2 line(s), 2 running"
+    assert table[1].split() == [
         "line", "port", "state", "tcp", "engines", "games", "messages", "warnings"]
     # Columns apart by two spaces; a cell's own spaces are no-break spaces (one cell).
     cells = [[c.replace("\u00a0", " ") for c in re.split(r" {2,}", row.strip())]

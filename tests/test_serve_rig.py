@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,7 +96,7 @@ def test_every_key_the_reader_takes_is_described_and_the_example_reads() -> None
     assert set(line_keys()) - set(LINE) == set()  # a new bridge setting: say what it means
     assert set(LINE) - set(line_keys()) <= AHEAD
     spec = parse_rig(example(line_keys()), PATH)
-    assert list(spec.lines) == ["NAME"] and spec.web == "127.0.0.1:8080"
+    assert list(spec.lines) == ["NAME"] and spec.web is None  # web: commented (an extra)
 
 
 def test_a_serial_number_is_found_by_id_link_or_in_sysfs(tmp_path: Path) -> None:
@@ -135,3 +136,26 @@ def test_look_alike_ports_are_two_lines_with_a_state_file_each(
     with pytest.raises(ConfigError, match="lines 'one' and 'two' would share the state file "
                        f"{tmp_path}/same.json: give one of them another state_dir"):
         parse_rig(text, tmp_path / "rig.toml")
+
+
+def test_the_keys_example_is_safe_to_copy_and_check_knows_web_needs_aiohttp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38 point 15: `serve --keys > rig.toml` has no web page (an extra) and no folder
+    under /var/lib uncommented; --check refuses `web` where aiohttp is missing, as the
+    start would."""
+    from helpers import run_in_process
+
+    keys = run_in_process("serve", "--keys")
+    uncommented = [line for line in keys.stdout.splitlines() if not line.startswith("#")]
+    assert not [line for line in uncommented if line.startswith(("web ", "pdn ", "status "))]
+    assert "/var/" not in "\n".join(uncommented)
+    rig = tmp_path / "rig.toml"
+    rig.write_text(keys.stdout)
+    assert run_in_process("serve", str(rig), "--check").returncode == 0
+    rig.write_text('web = "127.0.0.1:8080"\n' + keys.stdout)
+    monkeypatch.setitem(sys.modules, "aiohttp", None)  # a plain install: no dxserial[web]
+    checked = run_in_process("serve", str(rig), "--check")
+    assert checked.returncode == 2
+    assert checked.stderr.strip() == (
+        f"dxserial: error: web ({rig}) needs aiohttp: pip install 'dxserial[web]'")

@@ -198,6 +198,32 @@ async def test_the_page_follows_a_tournament_to_its_crosstable(tmp_path: Path, b
     assert table.startswith("crosstable after 2 of 2 game(s)")
 
 
+@pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
+async def test_the_serve_page_heads_its_lines_table_lines_and_keeps_it_in_the_window(
+    tmp_path: Path, browser: Browser
+) -> None:
+    """Issue 38 point 16: the rig's table is "Lines", not "Standings", and fits the window
+    (long states cut as --status cuts them; a table too wide for the side goes on top)."""
+    rig = tmp_path / "rig.toml"
+    rig.write_text(
+        f'status = "{tmp_path}/serve.sock"\n'
+        + "".join(f'[lines.line{i}]\nport = "/dev/dxserial/sn_A10K3XYZ_0{i}"\n'  # not here
+                  f'listen = "127.0.0.1:0"\n' for i in range(3)))
+    with Cli("serve", str(rig), "--web", "127.0.0.1:0") as serve:
+        url = serve.out.expect("web view: ", timeout=20).split()[-1]
+        await browser.call("Page.navigate", url=url)
+        await browser.wait_for("document.getElementById('status').textContent === 'live'")
+        await browser.wait_for("!document.getElementById('standings').hidden")
+        heading = await browser.evaluate("document.getElementById('table-heading').textContent")
+        assert heading == "Lines"
+        caption = await browser.evaluate("document.querySelector('#table caption').textContent")
+        assert caption == "3 line(s), 0 running"
+        fits = await browser.evaluate(
+            "document.getElementById('table').scrollWidth <= document.body.clientWidth")
+        assert fits is True
+        assert serve.stop() == 0
+
+
 def clock(seconds: int) -> str:
     return f"{seconds // 60}:{seconds % 60:02}"
 
@@ -223,7 +249,8 @@ def test_live_view_keeps_moves_clocks_and_results() -> None:
     live.apply({"kind": "result", "number": 1, "result": "2-0", "reason": "test"})
     snap = live.snapshot()
     assert snap["games"][0]["result"] == "2-0" and snap["games"][0]["fen"] == "W:B:W28"
-    assert live.apply({"kind": "standings", "table": ["x"]}) == {"type": "standings", "table": ["x"]}
+    assert live.apply({"kind": "standings", "table": ["x"]}) == {
+        "type": "standings", "table": ["x"], "heading": "Standings"}
 
 
 def test_live_view_follows_a_take_back_and_keeps_the_board_it_knows() -> None:

@@ -514,6 +514,10 @@ class Relay:
         self._records.log(
             logging.INFO, f"bridge -> {to}: '{escape(msg.wire)}' ({why})", kind=f"bridge -> {to}"
         )
+        if self.settings.observe and speaks_for is not None:
+            # Said for an engine (a GAMEEND replaced or answered for it): what the other
+            # engine receives from it, so an observer counting games sees the game end.
+            self._records.out.append(Observed(f"{direction(speaks_for)} (by the bridge)", msg))
         self._fate.route(to, item)
 
     def _take(self) -> list[Action]:

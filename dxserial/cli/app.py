@@ -17,25 +17,9 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 from dxserial import __version__
 
 #: Command name -> (module that registers it on :data:`app`, one-line help for the list).
-#: The help must match the first paragraph of the command's docstring (a test checks it).
+#: The help must match the first paragraph of the command's docstring (a test checks it);
+#: the order is the README's command map, the commands a user came for first (a test checks it).
 COMMANDS: dict[str, tuple[str, str]] = {
-    "parse": ("dxserial.cli.parse_cmd", "Parse DXP messages and print their type and fields."),
-    "vpair": (
-        "dxserial.cli.vpair_cmd",
-        "Join two pseudo-terminals like a null-modem cable, published at two paths.",
-    ),
-    "moves": (
-        "dxserial.cli.moves_cmd",
-        "List the legal moves of a position (FMJD international rules).",
-    ),
-    "ports": (
-        "dxserial.cli.ports_cmd",
-        "List serial ports: links, USB VID:PID, maker, serial number, driver, latency timer.",
-    ),
-    "replay": (
-        "dxserial.cli.replay_cmd",
-        "Show the games of a bridge trace or PDN file move by move.",
-    ),
     "bridge": (
         "dxserial.cli.bridge_cmd",
         "Bridge a DXP engine on a serial port to a DXP engine on TCP.",
@@ -45,19 +29,26 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Bridge every serial line of a rig file, each as 'dxserial bridge' would, in one "
         "process.",
     ),
-    "selftest": (
-        "dxserial.cli.selftest_cmd",
-        "Check a serial line before a match: every byte, the round trip per character, the "
-        "modem lines, and a verdict saying what to fix.",
-    ),
     "probe": (
         "dxserial.cli.probe_cmd",
         "Find out how the engine on PORT speaks DXP, and print the bridge command that works.",
+    ),
+    "vpair": (
+        "dxserial.cli.vpair_cmd",
+        "Join two pseudo-terminals like a null-modem cable, published at two paths.",
     ),
     "demo": ("dxserial.cli.demo_cmd", "Play a short game through the bridge, with no hardware."),
     "engine": (
         "dxserial.cli.engine_cmd",
         "Play DXP with the built-in engine (a small alpha-beta search) on ENDPOINT.",
+    ),
+    "match": (
+        "dxserial.cli.match_cmd",
+        "Play a match between two follower engines; dxserial is the initiator to both.",
+    ),
+    "tournament": (
+        "dxserial.cli.tournament_cmd",
+        "Play a round robin or a gauntlet between engines listed in a TOML file.",
     ),
     "hub": (
         "dxserial.cli.hub_cmd",
@@ -69,13 +60,23 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Speak the Hub protocol (Scan 3.x, Hub GUI, pydraughts) on stdin/stdout with the "
         "built-in engine.",
     ),
-    "match": (
-        "dxserial.cli.match_cmd",
-        "Play a match between two follower engines; dxserial is the initiator to both.",
+    "replay": (
+        "dxserial.cli.replay_cmd",
+        "Show the games of a bridge trace or PDN file move by move.",
     ),
-    "tournament": (
-        "dxserial.cli.tournament_cmd",
-        "Play a round robin or a gauntlet between engines listed in a TOML file.",
+    "parse": ("dxserial.cli.parse_cmd", "Parse DXP messages and print their type and fields."),
+    "moves": (
+        "dxserial.cli.moves_cmd",
+        "List the legal moves of a position (FMJD international rules).",
+    ),
+    "ports": (
+        "dxserial.cli.ports_cmd",
+        "List serial ports: links, USB VID:PID, maker, serial number, driver, latency timer.",
+    ),
+    "selftest": (
+        "dxserial.cli.selftest_cmd",
+        "Check a serial line before a match: every byte, the round trip per character, the "
+        "modem lines, and a verdict saying what to fix.",
     ),
     "rate": (
         "dxserial.cli.rate_cmd",

@@ -19,6 +19,7 @@ from dxserial.cli.common import (
     QUIET_HELP,
     VERBOSE_HELP,
     configure_logging,
+    given_where,
     note_pty_speed,
     option_given,
 )
@@ -61,12 +62,14 @@ def bridge_command(ctx: typer.Context, **given: Any) -> None:
     says more (sessions, the referee, the trace).
     """
     knobs = {key: None for key in CONFIG_KEYS if key not in given}  # file keys only
-    given = _merge_config(ctx, given.pop("config_file"), {**knobs, **given})
+    config_file = given.pop("config_file")
+    given = _merge_config(ctx, config_file, {**knobs, **given})
     configure_logging(given["verbose"], given["quiet"])
     if not given["port"]:
         raise ConfigError("no serial port: name one (dxserial bridge /dev/ttyUSB0) or set 'port'")
     if option_given(ctx, "baud", given["baud"]):
-        note_pty_speed(given["port"], given["baud"])
+        note_pty_speed(given["port"], given["baud"],
+                       given_where(ctx, "baud", "--baud", config_file))
     config = bridge_config(given, option=True)
     if config.pdn is not None:
         config = dataclasses.replace(config, pdn=output_dir(config.pdn, "PDN folder"))

@@ -123,12 +123,28 @@ def option_given(ctx: typer.Context, name: str, value: object) -> bool:
     return value != default  # a config file changed it
 
 
-def note_pty_speed(port: str, baud: int) -> None:
-    """Say that --baud does nothing on a pty, rather than accept it silently."""
+def given_where(ctx: typer.Context, name: str, option: str, config_file: object) -> str:
+    """Where the user set option ``name``: the option, its environment variable or the file."""
+    source = ctx.get_parameter_source(name)
+    kind = source.name if source is not None else "DEFAULT"
+    if kind == "COMMANDLINE":
+        return option
+    if kind == "ENVIRONMENT":
+        return "the environment"
+    return f"'{name}' in {config_file}" if config_file else option
+
+
+def note_pty_speed(port: str, baud: int, where: str = "--baud") -> None:
+    """Say what a speed means on a pty, rather than accept it silently.
+
+    A pty has no line: the speed is a setting the program on its other end may follow
+    (``dxserial vpair --termios`` does) or not, which the bridge cannot see from here, so
+    this is a note, not a warning that the speed is ignored.
+    """
     if is_pseudo_terminal(port):
-        logging.getLogger("dxserial").warning(
-            "%s is a pseudo-terminal: it ignores --baud %d (a dxserial vpair sets the line "
-            "speed with its own --baud, or follows this one when it runs with --termios)",
-            port,
-            baud,
+        logging.getLogger("dxserial").info(
+            "%s is a pseudo-terminal: %d baud (%s) paces nothing by itself; the program on "
+            "its other end follows it (dxserial vpair --termios) or keeps its own speed (a "
+            "dxserial vpair without --termios: its --baud)",
+            port, baud, where,
         )

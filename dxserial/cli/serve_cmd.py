@@ -16,7 +16,7 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
 from dxserial.drive.driver import on_signals
-from dxserial.errors import ConfigError
+from dxserial.errors import ConfigError, DxSerialError
 
 #: Seconds between redraws of the web page's table of lines (only when a row changed).
 TABLE_INTERVAL = 1.0
@@ -69,13 +69,22 @@ def serve_command(
         raise ConfigError("name a rig file: dxserial serve RIG.toml (--keys prints one)")
     if as_json and not status:
         raise ConfigError("--json goes with --status")
-    spec = read_rig(rig)
     if status:
-        from dxserial.serve.status import find_socket, read_status, render
+        from dxserial.serve.status import find_socket, read_status, render, spec_for_status
 
-        answer = read_status(find_socket(spec))
+        known, mistake = spec_for_status(rig)
+        try:
+            answer = read_status(find_socket(known))
+        except DxSerialError:
+            if mistake is not None:  # no daemon to ask: the file's mistake is the news
+                raise mistake from None
+            raise
         typer.echo(json.dumps(answer, indent=2) if as_json else render(answer))
+        if mistake is not None:  # the daemon runs on the file it last read
+            typer.echo(f"dxserial: warning: {mistake} (the running daemon keeps the file as "
+                       "it last read it)", err=True)
         return
+    spec = read_rig(rig)
     if check:
         for line in spec.lines.values():
             config = line.config
@@ -83,11 +92,22 @@ def serve_command(
                    f"connect {config.connect[0]}:{config.connect[1]}" if config.connect else "")
             typer.echo(f"{line.name}: {line.where} ({config.link}, {config.serial.baudrate} "
                        f"baud) <-> {tcp}")
+        if (web if web is not None else spec.web) is not None:
+            _web_extra("--web" if web is not None else f"web ({spec.path})")
         typer.echo(f"{rig}: {len(spec.lines)} line(s), no mistake found")
         return
     configure_logging(verbose, quiet)
     _name_lines()
-    runtime.run(_serve(spec, web if web is not None else spec.web))
+    runtime.run(_serve(spec, web if web is not None else spec.web,
+                       "--web" if web is not None else "web"))
+
+
+def _web_extra(option: str) -> None:
+    """--check: a web page the serve could not start (no aiohttp) is a mistake too."""
+    import importlib.util
+
+    if importlib.util.find_spec("aiohttp") is None:
+        raise ConfigError(f"{option} needs aiohttp: pip install 'dxserial[web]'")
 
 
 class _LineFormatter(logging.Formatter):
@@ -109,7 +129,7 @@ def _name_lines() -> None:
         )
 
 
-async def _serve(spec: object, web: str | None) -> None:
+async def _serve(spec: object, web: str | None, option: str) -> None:
     from dxserial.serve.daemon import Daemon
     from dxserial.serve.rig import RigSpec
     from dxserial.serve.status import serve_status, socket_path
@@ -117,18 +137,28 @@ async def _serve(spec: object, web: str | None) -> None:
     assert isinstance(spec, RigSpec)
     page = None
     view = None
-    if web is not None:
-        from dxserial.live.web import start_web
-        from dxserial.serve.page import RigPage
-
-        view = await start_web(web, list(spec.web_allow), _say, f"dxserial serve {spec.path}")
-        page = RigPage(view)
-    daemon = Daemon(spec, watch=page.publish if page is not None else None)
+    daemon = Daemon(spec, watch=lambda line, event: page.publish(line, event) if page else None)
     found = socket_path(spec, create=True)
     where = found.path
     if found.note is not None:
         logging.getLogger("dxserial.serve").warning("%s", found.note)
+    # The status socket first: a second serve of the same rig is told that one answers
+    # there, not that the first one's web port is taken.
     server = await serve_status(where, daemon.status)
+    if web is not None:
+        from dxserial.live.web import start_web
+        from dxserial.serve.page import RigPage
+
+        given = option if option == "--web" else f"web ({spec.path})"
+        try:
+            view = await start_web(web, list(spec.web_allow), _say,
+                                   f"dxserial serve {spec.path}", option=given)
+        except BaseException:
+            server.close()
+            with contextlib.suppress(OSError):
+                where.unlink()
+            raise
+        page = RigPage(view)
     loop = asyncio.get_running_loop()
     reloads: set[asyncio.Task[str]] = set()
 

@@ -61,7 +61,9 @@ class WriteRecord:
 
 @dataclass(frozen=True)
 class Observed:
-    """A message on its way (for a live display such as ``dxserial demo``)."""
+    """A message on its way (for a live display such as ``dxserial demo``); ``direction``
+    is ``"tcp->serial"``, with ``" (by the bridge)"`` after it for one the bridge sent on
+    that engine's behalf (a GAMEEND it replaced or answered for it)."""
 
     direction: str
     message: Message

@@ -35,6 +35,7 @@ class EngineMachine(BaseMachine[str]):
         self.repeat = repeat
         self._msg_level = logging.INFO if log_messages else logging.DEBUG
         self._where = "the peer"  # the peer's place, for the no-answer hint
+        self._serial = False  # the peer is on a serial line: its speed may differ
         self._habits: set[str] = set()  # the peer's lenient readings, named once
         self._thinking = False  # a Work job runs: the player is busy in its thread
         self.results: list[GameOver] = []
@@ -49,9 +50,11 @@ class EngineMachine(BaseMachine[str]):
 
     # ------------------------------------------------------------------ inputs
 
-    def joined(self, side: str, now: float, who: str = "") -> list[Action]:
-        """The port is open: ``who`` is where the peer is; an initiator offers a game."""
+    def joined(self, side: str, now: float, who: str = "", *, serial: bool = False) -> list[Action]:
+        """The port is open: ``who`` is where the peer is (``serial``: a serial line); an
+        initiator offers a game."""
         self._where = who or self._where
+        self._serial = serial
         return self._sends(self.player.start())
 
     def receive(self, side: str, raw: bytes, now: float) -> list[Action]:
@@ -194,9 +197,12 @@ class EngineMachine(BaseMachine[str]):
                 out.append(Log(event.level, event.text))
             elif isinstance(event, NoAnswer):
                 again = " (GAMEREQ sent again)" if event.repeated else ""
+                ask = ("is the other side running, at the same speed, link type and start "
+                       f"and end bytes? (dxserial probe {self._where} finds how it speaks)"
+                       if self._serial else
+                       "is the other side running, and on the same link type?")
                 out.append(Log(logging.WARNING, f"nothing answered on {self._where} after "
-                               f"{event.waited:g} s: is the other side running, and on the "
-                               f"same link type?{again}"))
+                               f"{event.waited:g} s: {ask}{again}"))
         return out
 
 

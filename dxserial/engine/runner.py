@@ -82,7 +82,8 @@ class EngineRunner:
         driver.attach(PEER, port)
         reader = asyncio.create_task(self._read(port), name="engine-reader")
         try:
-            driver.act(lambda now: self.machine.joined(PEER, now, self._where()))
+            serial = self.endpoint.spec.kind is EndpointKind.SERIAL
+            driver.act(lambda now: self.machine.joined(PEER, now, self._where(), serial=serial))
             done = await driver.wait()
             if self.machine.error is not None:
                 raise self.machine.error

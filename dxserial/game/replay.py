@@ -296,7 +296,8 @@ def load_games(path: Path, board: bool) -> tuple[list[GameLog], GameLog | None]:
         text = path.read_text(encoding="utf-8", errors="replace")  # PDN may be Latin-1
     except OSError as exc:
         hint = "name a bridge trace (--trace) or a PDN file"
-        raise problem("read", "", path, exc, hint) from None
+        # The job (showing the file) was not done: exit 1, as the command's help says.
+        raise ReplayError(str(problem("read", "", path, exc, hint))) from None
     if text.lstrip()[:1] == "{":
         replay = _TraceReplay(board)
         replay.run(parse_trace(text, source=str(path)))

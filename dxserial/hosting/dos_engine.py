@@ -6,8 +6,9 @@ DOSBox's ``nullmodem`` serial port, which the bridge reaches as ``dosbox://``,
 ``dosbox-listen://`` or (``transparent:1``) ``socket://``.
 
 Where DXENG.COM is found: ``$DXSERIAL_DOS_ENGINE`` if set, else ``dos/build/DXENG.COM`` in
-the checkout this package runs from (``dos/build.sh`` puts it there).  A wheel does not
-carry it: build it in a checkout and point ``DXSERIAL_DOS_ENGINE`` at it.
+the checkout this package runs from (an editable install), else the copy ``dos/build.sh``
+puts in the user's data folder (``~/.local/share/dxserial/``), which a plain ``pip
+install .`` (no checkout beside the package) finds too.
 """
 
 from __future__ import annotations
@@ -37,17 +38,28 @@ def checkout_engine() -> Path:
     return Path(__file__).resolve().parents[2] / "dos" / "build" / PROGRAM
 
 
+def installed_engine() -> Path:
+    """Where ``dos/build.sh`` installs a copy of DXENG.COM for any installed dxserial."""
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "dxserial" / PROGRAM
+
+
 def find_engine() -> Path:
-    """DXENG.COM, or a :class:`DosSetupError` saying how to build it."""
+    """DXENG.COM, or a :class:`DosSetupError` saying where it was looked for and how to
+    build it."""
     named = os.environ.get(ENGINE_ENV)
-    path = Path(named) if named else checkout_engine()
-    if path.is_file():
-        return path
     if named:
+        if Path(named).is_file():
+            return Path(named)
         raise DosSetupError(f"{ENGINE_ENV}={named}: no such file (build it with dos/build.sh)")
+    places = [checkout_engine(), installed_engine()]
+    for path in places:
+        if path.is_file():
+            return path
     raise DosSetupError(
-        f"the DOS engine is not built ({path} is missing): run dos/build.sh in the dxserial "
-        f"checkout (needs bcc: {INSTALL}), or set {ENGINE_ENV} to a built DXENG.COM"
+        f"the DOS engine is not built (no {places[0]}, no {places[1]}): run dos/build.sh in "
+        f"the dxserial checkout, which puts it in both (needs bcc: {INSTALL}), or set "
+        f"{ENGINE_ENV} to a built DXENG.COM"
     )
 
 
@@ -153,6 +165,7 @@ __all__ = [
     "engine_args",
     "find_dosbox",
     "find_engine",
+    "installed_engine",
     "prepare",
     "serial_line",
 ]

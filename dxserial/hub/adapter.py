@@ -65,13 +65,26 @@ __all__ = [
     "SendHub",
     "StartOver",
     "Stop",
+    "Withdraw",
     "game_clock",
 ]
 
 #: Seconds an engine gets to answer our GAMEEND or GAMEREQ before we go on without it.
 ANSWER_TIMEOUT = 10.0
+#: The shortest wait for the first answer of an engine that has said nothing yet: a
+#: GAMEREQ takes about a second to cross a 2400-baud NULMODEM line.
+SILENT_MIN = 3.0
 #: Depth of dxserial's own search when the engine gave no move.
 FALLBACK_DEPTH = 2
+
+
+def _budget(level: hub.Level) -> float | None:
+    """Seconds of the client's own time one go may take (None: the level sets none)."""
+    if level.move_time is not None:
+        return level.move_time
+    if level.time is not None:
+        return (level.time + level.inc) / 2
+    return None
 
 
 @dataclass(frozen=True)
@@ -106,7 +119,12 @@ class StartOver:
     why: str
 
 
-Action = SendHub | SendDxp | Log | Stop | StartOver
+@dataclass(frozen=True)
+class Withdraw:
+    """Stop sending what waits for the engine (a GAMEREQ a silent line never took)."""
+
+
+Action = SendHub | SendDxp | Log | Stop | StartOver | Withdraw
 
 
 @dataclass(frozen=True)
@@ -167,6 +185,9 @@ class HubAdapter:
         self.moves_played = 0  # engine moves handed to the client
         self.fallbacks = 0  # moves dxserial chose itself
         self.fresh_connections = 0
+        #: The engine said something on this connection: a fresh one may help it; a line
+        #: that never spoke is not helped by one (nothing there, another speed).
+        self._heard = False
 
     # ------------------------------------------------------------------ clock
 
@@ -322,6 +343,15 @@ class HubAdapter:
         """A go waited for the engine's answer in vain: a fresh connection, once."""
         what = "our GAMEEND" if self.phase is _Phase.CLOSING else "the GAMEREQ"
         self._wait_limit = None
+        if not self._heard and not self._started_over:  # a fresh connection to a silent
+            # line would be another wait for nothing
+            self.phase = _Phase.IDLE
+            self._held_end = None
+            self._game = None
+            return [Withdraw(), *self._fallback(
+                f"the engine did not answer {what}, and has said nothing since the connection "
+                "opened: is it running, on this link type (and on a serial line at this speed: "
+                "dxserial probe finds how it speaks)?", now, error=True)]
         if self._started_over:
             self.phase = _Phase.IDLE
             return self._fallback(
@@ -341,6 +371,7 @@ class HubAdapter:
         """The fresh connection is up: no game runs on it; a waiting go's game starts."""
         if self.phase is not _Phase.RECONNECTING:
             return []
+        self._heard = False
         return [Log("fresh connection to the engine is up"), *self._closed(now)]
 
     def _request_game(self, now: float) -> list[Action]:
@@ -361,6 +392,10 @@ class HubAdapter:
         self._offer = offer
         self.phase = _Phase.REQUESTED
         self._phase_deadline = now + self.config.answer_timeout
+        if not self._heard:  # a line that never spoke: within the client's time for the go
+            budget = _budget(self.level)  # (not under SILENT_MIN: a slow line's GAMEREQ)
+            if budget is not None:
+                self._phase_deadline = min(self._phase_deadline, now + max(budget, SILENT_MIN))
         level = logging.WARNING if offer.approximate else logging.INFO
         return [
             Log(f"GAMEREQ: {offer.describe()} (level {offer.reading})", level),
@@ -377,6 +412,7 @@ class HubAdapter:
 
     def dxp(self, msg: Message, now: float) -> list[Action]:
         """One message from the DXP engine."""
+        self._heard = True
         if isinstance(msg, Chat):
             return [SendHub(hub.info_line({"text": f"{self.engine_name or 'engine'}: {msg.text}"}))]
         phase = self.phase
@@ -402,6 +438,7 @@ class HubAdapter:
         return [Log(f"ignored {msg.NAME} from the engine ({phase.value})", logging.WARNING)]
 
     def dxp_invalid(self, reason: str, now: float) -> list[Action]:
+        self._heard = True
         out: list[Action] = [Log(f"the engine sent an invalid message: {reason}", logging.WARNING)]
         if self._go_target is not None and self.phase is _Phase.PLAYING:
             out += self._no_move(f"the engine sent an invalid message: {reason}", now, error=True)
@@ -554,6 +591,8 @@ class HubAdapter:
             return [Stop(0, "quit")]
 
         self._go_target = self._go_deadline = self._thinking_since = self._wait_limit = None
+        if self.phase is _Phase.REQUESTED and not self._heard:  # no game open on a silent line
+            return [Withdraw(), *leave(now)]
         if self.phase in (_Phase.PLAYING, _Phase.REQUESTED):
             return self._end_game(StopCode.STOP, now, then=leave)
         if self.phase in (_Phase.CLOSING, _Phase.RECONNECTING):

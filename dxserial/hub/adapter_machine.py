@@ -106,6 +106,8 @@ class HubMachine(BaseMachine[str]):
             elif isinstance(action, adapter_actions.StartOver):
                 self.starting_over = True
                 out += [Forget(DXP), Hangup(DXP, action.why)]
+            elif isinstance(action, adapter_actions.Withdraw):
+                out.append(Forget(DXP))
             else:  # Stop: the rest is not carried out
                 self.result = Done(action.code, action.message)
                 self.drain = True

@@ -23,6 +23,7 @@ class LiveView:
         self.standings: list[str] = []
         #: A tournament's ratings and its charts (SVG text by file name), when it has them.
         self.pictures: dict[str, Any] = {}
+        self.heading = "Standings"  # the table's heading (a rig's page: "Lines")
 
     def apply(self, event: dict[str, Any]) -> dict[str, Any] | None:
         """Take one event; return the update to send to browsers (None: nothing changed)."""
@@ -30,7 +31,9 @@ class LiveView:
         if kind == "standings":
             self.standings = [str(line) for line in event.get("table", [])]
             self.pictures = _pictures(event)
-            return {"type": "standings", "table": self.standings, **self.pictures}
+            self.heading = str(event.get("heading") or "Standings")
+            return {"type": "standings", "table": self.standings, "heading": self.heading,
+                    **self.pictures}
         number = event.get("number")
         if not isinstance(number, int):
             return None
@@ -99,7 +102,7 @@ class LiveView:
         """Everything, for a browser that just connected."""
         games = [self.clocked(self.games[n]) for n in sorted(self.games)]
         return {"type": "snapshot", "title": self.title, "games": games, "table": self.standings,
-                **self.pictures}
+                "heading": self.heading, **self.pictures}
 
 
 def _pictures(event: dict[str, Any]) -> dict[str, Any]:

@@ -172,13 +172,15 @@ async def start_web(
     max_clients: int = MAX_CLIENTS,
     write_timeout: float = WRITE_TIMEOUT,
     heartbeat: float = HEARTBEAT,
+    option: str = "--web",
 ) -> WebView:
-    """Serve the live view at ``address`` (``HOST:PORT``; a bare port is on 127.0.0.1)."""
+    """Serve the live view at ``address`` (``HOST:PORT``; a bare port is on 127.0.0.1);
+    ``option`` names where the address came from, for the errors."""
     try:
         from aiohttp import web
     except ImportError:
-        raise ConfigError("--web needs aiohttp: pip install 'dxserial[web]'") from None
-    host, port = parse_endpoint(web_address(address, "--web", ("http",)), default_port=8080)
+        raise ConfigError(f"{option} needs aiohttp: pip install 'dxserial[web]'") from None
+    host, port = parse_endpoint(web_address(address, option, ("http",)), default_port=8080)
     view = WebView(LiveView(title), parse_networks(allow), max_clients=max_clients,
                    write_timeout=write_timeout, heartbeat=heartbeat)
 
@@ -203,7 +205,7 @@ async def start_web(
         await site.start()
     except OSError as exc:
         await runner.cleanup()
-        raise listen_problem(f"--web {format_address(host, port)}", exc) from None
+        raise listen_problem(f"{option} {format_address(host, port)}", exc) from None
     view._runner = runner
     server = getattr(site, "_server", None)
     sockets = getattr(server, "sockets", None) or []
@@ -266,7 +268,7 @@ PAGE = """<!doctype html>
 <div id="panels">
 <div id="left">
 <section id="standings" hidden>
-<h2>Standings</h2>
+<h2 id="table-heading">Standings</h2>
 <table id="table"></table>
 <div id="notes" class="note"></div>
 </section>
@@ -514,9 +516,10 @@ function columns(lines) {
   return rows.map(r => merged.map(([a, b]) => r.slice(a, b).trim()));
 }
 
-function showTable(table) {
+function showTable(table, heading) {
   if (!table || !table.length) return;  // none yet, or a bridge (it keeps no standings)
   document.getElementById("standings").hidden = false;
+  document.getElementById("table-heading").textContent = heading || "Standings";
   const grid = table.slice(1).filter(l => l.startsWith("  "));
   const notes = table.slice(1).filter(l => !l.startsWith("  "));
   const el = document.getElementById("table");
@@ -552,12 +555,15 @@ source.onerror = () => {
 };
 source.onmessage = (e) => {
   const u = JSON.parse(e.data);
+  // A message proves the stream is open, whether or not onopen fired (one load stayed on
+  // "connecting..." with the snapshot shown).
+  if (u.type !== "end") document.getElementById("status").textContent = "live";
   if (u.type === "snapshot") {
     document.getElementById("title").textContent = u.title;
     document.title = u.title + " (live)";
-    u.games.forEach(showGame); showTable(u.table); showCharts(u);
+    u.games.forEach(showGame); showTable(u.table, u.heading); showCharts(u);
   } else if (u.type === "game") showGame(u.game);
-  else if (u.type === "standings") { showTable(u.table); showCharts(u); }
+  else if (u.type === "standings") { showTable(u.table, u.heading); showCharts(u); }
   else if (u.type === "end") {
     source.close(); running.clear();
     document.getElementById("status").textContent = "finished (the server has stopped)";

@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections import deque
+from collections.abc import Callable
 
 from dxserial.drive.actions import Action, Done, Log, News, Say, Send
 from dxserial.drive.machine import BaseMachine
@@ -95,7 +96,7 @@ class GameConductor(BaseMachine[str]):
         *,
         white: str = "A",
         start: GameStart | None = None,
-        last: set[str] | frozenset[str] = frozenset(),
+        last: set[str] | frozenset[str] | Callable[[], set[str]] = frozenset(),
         score: str = "",
     ) -> None:
         self.number = number
@@ -104,7 +105,9 @@ class GameConductor(BaseMachine[str]):
         self.white, self.black = white, "B" if white == "A" else "A"
         self.colours = {self.white: Colour.WHITE, self.black: Colour.BLACK}
         self.start = start or GameStart()
-        self.last = set(last)
+        # The engines that get stop code 1; a tournament asks when the game is decided
+        # (which of an engine's processes plays on is known only then).
+        self._last = last
         self.score = score
         self.level = logging.INFO if config.log_messages else logging.DEBUG
         self.recorder = Recorder(event=config.event, site="dxserial")
@@ -128,6 +131,8 @@ class GameConductor(BaseMachine[str]):
         self._relayed: bytes | None = None  # the last MOVE relayed: its delivery starts a clock
         self._adjudicator: Adjudicator | None = None  # the scores, when adjudication is on
         self._end: EndExchange | None = None
+        for engine in self.engines.values():  # its failures follow the game's header
+            engine.unheaded = []
 
     @property
     def over(self) -> bool:
@@ -356,12 +361,19 @@ class GameConductor(BaseMachine[str]):
         send(engine, side, request, self.level, out)
         return True
 
+    def _headed(self, out: list[Action]) -> None:
+        """The game's header is said (or never will be): what waited for it follows."""
+        for engine in self.engines.values():
+            out.extend(engine.unheaded or ())
+            engine.unheaded = None
+
     def _offered(self, accepted: dict[str, GameAccept] | None, now: float, out: list[Action]
                  ) -> None:
         white, black = self.engines[self.white], self.engines[self.black]
         self._held.extend(self._early)  # the game (or its end) reads them next
         self._early = []
         out.append(Say(f"game {self.number}: White {white.title} vs Black {black.title}"))
+        self._headed(out)
         if accepted is None:
             self._decided(None, {}, now, out)
         else:
@@ -568,6 +580,7 @@ class GameConductor(BaseMachine[str]):
         out: list[Action],
     ) -> None:
         """The game is decided (None: an engine failed): the GAMEEND exchange follows."""
+        self._headed(out)  # decided before it was offered (interrupted): no header comes
         white, black = self.engines[self.white], self.engines[self.black]
         if result is None:
             result = failure_result(white, black)
@@ -579,8 +592,9 @@ class GameConductor(BaseMachine[str]):
         stop_all = self.interrupted or (
             failed and self.cfg.on_engine_failure is FailurePolicy.STOP
         )
+        last = self._last() if callable(self._last) else self._last
         stops = {
-            e.label: StopCode.STOP if stop_all or e.label in self.last else StopCode.CONTINUE
+            e.label: StopCode.STOP if stop_all or e.label in last else StopCode.CONTINUE
             for e in self.engines.values()
         }
         self.status = f"game {self.number}/{self.cfg.games}: {result.result}, ending"

@@ -95,6 +95,8 @@ class Engine:
     #: thinking told for the move to come.
     reports_thinking: bool = False
     thinking: Thinking | None = None
+    #: Lines said before the game's header (its first line): held until it is said.
+    unheaded: list[Action] | None = None
 
     @property
     def usable(self) -> bool:
@@ -113,7 +115,8 @@ class Engine:
         """The engine loses this game for ``reason`` (only its first failure counts)."""
         if self.failure is None:
             self.failure = reason
-            out.append(Say(f"engine {self.title} failed: {reason}"))
+            line = Say(f"engine {self.title} failed: {reason}")
+            (self.unheaded if self.unheaded is not None else out).append(line)
 
 
 def claims_initiator(engine: Engine, msg: GameRequest, out: list[Action]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from dxserial.drive.actions import Action, News, Say
 from dxserial.errors import DxSerialError
@@ -37,6 +38,20 @@ from dxserial.transports.endpoints import EngineEndpoint
 __all__ = ["Match"]
 
 log = logging.getLogger("dxserial.match.runner")
+
+
+def _named(side: MatchEngine) -> str | None:
+    """The [engines.NAME] an engine the director runs comes from (None: an endpoint)."""
+    label = getattr(side.endpoint, "label", None)
+    return label if isinstance(label, str) else None
+
+
+def _where(side: MatchEngine) -> str:
+    """Where the results table says an engine is: its [engines.NAME] and program, or the
+    endpoint as given (an address the director picked for a command is no help there)."""
+    name = _named(side)
+    text = side.endpoint.spec.text
+    return f"{name}: {text}" if name is not None else text
 
 
 class Match:
@@ -66,9 +81,7 @@ class Match:
         self._stops = 0  # stop requests no game has taken yet
         self._playing: Playing | None = None
         self.summaries: list[GameSummary] = []
-        self.standings = {
-            s.label: Standing(s.label, s.label, s.endpoint.spec.text) for s in self.sides
-        }
+        self.standings = {s.label: Standing(s.label, s.label, _where(s)) for s in self.sides}
         self.stopped: str | None = None  # why the match ended early
         self._status = ""  # the live status shown
 
@@ -90,7 +103,7 @@ class Match:
             for side in self.sides:
                 where = await side.endpoint.prepare()
                 listening = side.endpoint.listen_address
-                if listening is not None:
+                if listening is not None and not _named(side):
                     self.standings[side.label].where = f"listen://{listening}"
                 self.progress.line(f"engine {side.label}: {where}")
             self.progress.line(
@@ -143,13 +156,13 @@ class Match:
         white: MatchEngine,
         black: MatchEngine,
         *,
-        last: bool | set[str] = False,
+        last: bool | set[str] | Callable[[], set[str]] = False,
         start: GameStart | None = None,
     ) -> GameSummary | None:
         """Play game ``number``; None if the match was interrupted before it started.
 
         ``last``: stop code 1 for both engines (True) or for the engines named (a tournament
-        stops each engine after its own last game).
+        stops each engine after its own last game; a function: asked when the game is decided).
         """
         start = start or GameStart()
         last_for = {s.label for s in self.sides} if last is True else (last or set())

@@ -422,7 +422,9 @@ class NulModemLink:
         undelivered = (self._current, *self._queue)
         named = ", ".join(f"'{escape(raw)}'" for raw in undelivered[:_NAMED_DROPS])
         more = len(undelivered) - _NAMED_DROPS
-        heard = "nothing heard from it" if math.isinf(silent) else f"silent for {silent:.1f} s"
+        heard = ("nothing heard from it: is it running, at this speed? dxserial probe finds "
+                 "the speed and bytes it answers to" if math.isinf(silent)
+                 else f"silent for {silent:.1f} s")
         self._events.append(
             LinkDown(
                 LinkDownError(
@@ -672,7 +674,8 @@ class NulModemLink:
             more = "..." if n > len(self._strays) else ""
             self._problem(
                 f"{n} stray byte{'s' if n > 1 else ''} '{escape(bytes(self._strays))}{more}' "
-                f"while waiting for the start byte 0x{self._start:02x}: not echoed, not delivered",
+                f"while waiting for the start byte 0x{self._start:02x}: not echoed, not delivered"
+                " (line noise, or a sender at another speed: dxserial probe finds its speed)",
                 noise=True,
             )
             self._strays.clear()

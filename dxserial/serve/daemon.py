@@ -46,6 +46,8 @@ class Daemon:
         self._stopped = asyncio.Event()
         self.started = time.time()
         self.reloads = 0
+        #: The last reload's refusal while the file still has that mistake, for --status.
+        self.refused: str | None = None
 
     def _runner(self, spec: LineSpec) -> LineRunner:
         return LineRunner(spec, watch=self._watch, retry=self._retry,
@@ -69,6 +71,7 @@ class Daemon:
                 except DxSerialError as exc:
                     text = f"reload refused, every line runs on as it was: {exc}"
                     log.error("%s", text)
+                    self.refused = text
                     return text
             old, new = self.spec.lines, spec.lines
             removed = [n for n in old if n not in new]
@@ -92,6 +95,7 @@ class Daemon:
                 log.warning("reload: web, web_allow and status take effect at the next start")
             self.spec = spec
             self.reloads += 1
+            self.refused = None
             parts = [f"{label} {', '.join(names)}" for label, names in
                      (("added", added), ("removed", removed), ("changed", changed)) if names]
             kept = len(new) - len(added) - len(changed)
@@ -118,6 +122,7 @@ class Daemon:
             "pid": os.getpid(),
             "started": round(self.started, 3),
             "reloads": self.reloads,
+            "refused": self.refused,
             "lines": [runner.status() for runner in self.lines.values()],
         }
 

@@ -42,10 +42,13 @@ AHEAD: frozenset[str] = frozenset()
 #: Keys only a line may have: what makes it this line.
 OWN = frozenset({"port", "serial_number", "listen", "connect"})
 #: Shown commented out in the example: each excludes another, or is rarely wanted.
+#: The example must start as copied on a plain install: no folder that needs root (pdn).
 COMMENTED = frozenset({
     "serial_number", "connect", "dtr", "rts", "trace", "allow", "block_console", "state_dir",
-    "max_pending", "reopen_interval", "reconnect_interval", "shutdown_grace",
+    "max_pending", "reopen_interval", "reconnect_interval", "shutdown_grace", "pdn",
 })
+#: Top-level keys shown commented out: web needs the dxserial[web] extra.
+TOP_COMMENTED = frozenset({"web", "web_allow", "status"})
 
 
 def about(key: str) -> tuple[str, str]:
@@ -67,7 +70,7 @@ def example(line_keys: list[str] | None = None) -> str:
 
     return "\n".join([
         "# A rig file (TOML): every serial line of this host, bridged by `dxserial serve`.",
-        *lines(TOP, frozenset({"web_allow", "status"})), "",
+        *lines(TOP, TOP_COMMENTED), "",
         "[defaults]                     # optional: any line key but port, serial_number, "
         "listen, connect",
         'referee = "warn"', "",

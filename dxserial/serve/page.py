@@ -12,6 +12,8 @@ from typing import Any
 from dxserial.live.web import WebView
 from dxserial.serve.status import COLUMNS, rows
 
+#: The longest state shown in a row (the status command's table cuts it there too).
+STATE_WIDTH = 44
 _NBSP = "\u00a0"  # the page splits its table on columns blank on every row: keep cells whole
 
 
@@ -47,14 +49,18 @@ class RigPage:
 
     def show_lines(self, status: dict[str, Any]) -> None:
         """The table of lines, if it changed."""
-        table = [[cell.replace(" ", _NBSP) for cell in row] for row in
-                 [list(COLUMNS), *rows(status)]]
+        found = rows(status)
+        for row in found:  # as --status shows it: the whole reason is in --status --json
+            row[2] = row[2] if len(row[2]) <= STATE_WIDTH else row[2][: STATE_WIDTH - 3] + "..."
+        table = [[cell.replace(" ", _NBSP) for cell in row] for row in [list(COLUMNS), *found]]
         widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
-        text = ["Lines"] + ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
-                            for row in table]
+        running = sum(row[2] == "running" for row in found)
+        head = f"{len(found)} line(s), {running} running"
+        text = [head] + ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
+                         for row in table]
         if text != self._table:
             self._table = text
-            self.view.publish({"kind": "standings", "table": text})
+            self.view.publish({"kind": "standings", "table": text, "heading": "Lines"})
 
 
 __all__ = ["RigPage"]

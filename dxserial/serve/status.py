@@ -17,13 +17,14 @@ import os
 import socket
 import stat
 import time
+import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dxserial.errors import ConfigError, PortError
-from dxserial.serve.rig import RigSpec
+from dxserial.serve.rig import RigSpec, read_rig
 
 #: The longest a status answer may be (a rig of hundreds of lines fits).
 MAX_STATUS_BYTES = 1 << 22
@@ -137,6 +138,22 @@ def socket_path(
     return RuntimeDir(folder.path / f"serve-{spec.path.stem}.sock", folder.note)
 
 
+def spec_for_status(path: Path) -> tuple[RigSpec, ConfigError | None]:
+    """The rig of ``path`` as far as ``--status`` needs it (where its socket is), and the
+    file's mistake if it has one: a daemon that refused a reload runs on and still answers,
+    so a mistake in the file must not hide how the lines are."""
+    try:
+        return read_rig(path), None
+    except ConfigError as exc:
+        mistake = exc
+    status = None
+    with contextlib.suppress(OSError, ValueError):  # as much of the file as can be read
+        named = tomllib.loads(path.read_text(encoding="utf-8")).get("status")
+        if isinstance(named, str) and named:
+            status = path.resolve().parent / named
+    return RigSpec(path, {}, status=status), mistake
+
+
 def find_socket(spec: RigSpec, env: Mapping[str, str] = os.environ) -> Path:
     """The status socket a client asks: the daemon's, whether systemd or a shell started it."""
     mine = socket_path(spec, env).path
@@ -243,6 +260,8 @@ def render(status: dict[str, Any], *, width: int = 44) -> str:
             f"{status.get('pid', '?')}, up {up:.0f} s, {status.get('reloads', 0)} reload(s)")
     body = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
             for row in table]
+    if status.get("refused"):
+        body.append(f"last reload: {status['refused']}")
     return "\n".join([head, *body])
 
 
@@ -255,4 +274,5 @@ __all__ = [
     "runtime_dir",
     "serve_status",
     "socket_path",
+    "spec_for_status",
 ]

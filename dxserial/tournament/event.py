@@ -113,9 +113,13 @@ class Schedule:
         begun = set(done) | {g.number for g in running}
         return [g for g in ready if self.partner(g).number in begun]
 
-    def last_for(self, game: Pairing, done: Iterable[int]) -> set[str]:
-        """The engines of ``game`` that have no other unplayed game (they get stop code 1)."""
-        finished = set(done) | {game.number}
+    def last_for(
+        self, game: Pairing, done: Iterable[int], running: Iterable[int] = ()
+    ) -> set[str]:
+        """The engines of ``game`` that have no other game left for the process playing it
+        (they get stop code 1): none unplayed, or only games ``running`` now, which other
+        processes of the engine play (with concurrency, each game its own process)."""
+        finished = set(done) | {game.number} | set(running)
         left = {n for g in self.games if g.number not in finished for n in (g.white, g.black)}
         return {n for n in (game.white, game.black) if n not in left}
 

@@ -414,7 +414,11 @@ class Tournament:
         start = GameStart()
         if opening.position is not None:
             start = GameStart(opening.position.pieces(), opening.position.turn, opening.text)
-        last = self.schedule.last_for(game, self.state.games)
+
+        def last() -> set[str]:  # asked when the game is decided: the games running then
+            running = [n for n in self._running if n != game.number]
+            return self.schedule.last_for(game, self.state.games, running)
+
         return await match.game(game.number, white, black, last=last, start=start)
 
     def _finish(self, game: Pairing, match: Match, summary: GameSummary | None) -> None:

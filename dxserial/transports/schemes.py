@@ -113,7 +113,7 @@ def lookup(text: str, *, endpoints: bool) -> Scheme | None:
             f"{text}: {name}:// ports have no file descriptor the event loop can watch; {offer}"
         )
     if scheme is not None:
-        raise ConfigError(f"{text}: '{name}://' is an engine endpoint, not a serial port; {offer}")
+        raise _endpoint_for_a_port(text, name, split_scheme(text)[1])
     raise ConfigError(f"unknown scheme '{name}://' in {text}; {offer}")
 
 
@@ -123,17 +123,32 @@ _SHORT_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+-]*):/?(?!/)(.+)")
 _BARE_ADDRESS = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]*[A-Za-z0-9]):\d{1,5}")
 
 
+def _endpoint_for_a_port(text: str, name: str, rest: str) -> ConfigError:
+    """An engine's address where a serial port goes: where it belongs instead."""
+    where = ""
+    if name == "tcp":  # `dxserial bridge tcp:h:p` (socat's spelling of an engine)
+        where = (f"; a TCP engine goes in --connect {rest} (it listens) or --listen {rest} "
+                 "(it connects)")
+    offer = f"a serial port is one of: {choices(endpoints=False)}"
+    return ConfigError(f"{text}: '{name}://' is an engine endpoint, not a serial port{where}; "
+                       f"{offer}")
+
+
 def _typo(text: str, *, endpoints: bool) -> None:
     """:class:`ConfigError` "did you mean ...?" for a URL mistyped as a device path."""
     if os.path.exists(text):
         return
     short = _SHORT_SCHEME.fullmatch(text)
     if short is not None and short.group(1).lower() in BY_NAME:
-        meant = f"{short.group(1).lower()}://{short.group(2)}"
-        lookup(meant, endpoints=endpoints)  # tcp:/ for a serial port: that answer instead
+        name, rest = short.group(1).lower(), short.group(2)
+        if not endpoints and not BY_NAME[name].serial:  # the user's text, not ours
+            raise _endpoint_for_a_port(text, name, rest)
+        meant = f"{name}://{rest}"
+        lookup(meant, endpoints=endpoints)  # a pyserial-only scheme: that answer instead
         raise ConfigError(f"{text}: not a device; did you mean {meant}?")
     if _BARE_ADDRESS.fullmatch(text):
-        meant = f"tcp://{text}" if endpoints else f"socket://{text} or rfc2217://{text}"
+        meant = (f"tcp://{text}" if endpoints else f"socket://{text} or rfc2217://{text} (a "
+                 f"serial port over TCP; a TCP engine goes in --connect {text})")
         raise ConfigError(f"{text}: not a device; did you mean {meant}?")
 
 

@@ -31,7 +31,11 @@ class StdioLines:
 
     async def open(self) -> None:
         loop = asyncio.get_running_loop()
-        if stat.S_ISREG(os.fstat(self._stdin.fileno()).st_mode):
+        fd = self._stdin.fileno()
+        mode = os.fstat(fd).st_mode
+        # The event loop watches pipes, sockets and terminals; a file or /dev/null (a
+        # character device that is not a terminal: uvloop aborts on it) is read in a thread.
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)):
             threading.Thread(target=self._read_file, args=(loop,), daemon=True).start()
             return
         self._reader = asyncio.StreamReader(limit=MAX_LINE + 2)
