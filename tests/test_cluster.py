@@ -114,7 +114,7 @@ def test_a_worker_killed_mid_game_has_its_game_played_again_elsewhere(tmp_path: 
         cli = Cli("tournament", str(file))
 
         def w1_mid_game() -> bool:  # an engine of w1's game wrote that it is playing
-            logs = rig.games("w1").glob("dxserial-game*/*.log")
+            logs = rig.games("w1").glob("dxserial-engines-*/*/*.log")
             return any("playing" in p.read_text(errors="replace") for p in logs)
 
         wait_until(w1_mid_game, timeout=60, what="a game under way on w1")

@@ -276,6 +276,8 @@ class State:
     #: game starts and when it ends, so a resumed run knows which engines may still have a
     #: game open (None: a file from before this record, which cannot say).
     playing: dict[int, list[str]] | None = field(default_factory=dict)
+    #: On a cluster: each worker's health (games, forfeits, time losses, crashes, ...).
+    workers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> State:
@@ -300,7 +302,9 @@ class State:
             except (TypeError, ValueError, AttributeError):
                 raise ConfigError(f"cannot read tournament state {path}: 'playing' is not "
                                   "a table of game numbers and engine names") from None
-        return cls(fingerprint, games, dict(data.get("engines", {})), playing)
+        workers = data.get("workers", {})
+        return cls(fingerprint, games, dict(data.get("engines", {})), playing,
+                   dict(workers) if isinstance(workers, dict) else {})
 
     def may_have_a_game_open(self, name: str) -> str | None:
         """Why engine ``name`` may still have a game of the previous run open, or None."""
@@ -317,6 +321,8 @@ class State:
         if self.engines:
             data["engines"] = self.engines
         data["playing"] = {str(n): names for n, names in sorted((self.playing or {}).items())}
+        if self.workers:
+            data["workers"] = self.workers
         return json.dumps(data, indent=1) + "\n"
 
     def save(self, path: Path) -> None:
