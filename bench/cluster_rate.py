@@ -132,8 +132,8 @@ def run(repeat: int, mobydam: Path | None, only: str = "") -> str:
             wall = statistics.median(r["wall"] for r in done)
             cpu = statistics.median(r["cpu"] / r["games"] for r in done)
             games = int(done[0]["games"])
-            ratio = f"**{statistics.median(ratios):.2f}x** ({', '.join(f'{r:.2f}' for r in ratios)})" \
-                if done is there else ""
+            each = ", ".join(f"{r:.2f}" for r in ratios)
+            ratio = f"**{statistics.median(ratios):.2f}x** ({each})" if done is there else ""
             note = " (engines included)" if done is here else ""
             rows.append(f"| {work.label} | {label} | {games} | {wall:.1f} | "
                         f"{games / wall * 3600:.0f} | {cpu:.3f}{note} | {ratio} |")
