@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,19 @@ def builtin(name: str, speaks: str = "dxp-server") -> str:
     where = "listen://127.0.0.1:{port}" if speaks == "dxp-server" else "tcp://127.0.0.1:{port}"
     argv = [*ENGINE, where, "--role", "follower", "--depth", "1"]
     return f'[engines.{name}]\ncommand = {json.dumps(argv)}\nspeaks = "{speaks}"\n'
+
+
+def running(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running (a zombie waiting for init to reap it is not)."""
+    alive = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
 
 
 def finished(folder: Path) -> dict[int, dict[str, object]]:
@@ -118,8 +132,12 @@ def test_a_worker_killed_mid_game_has_its_game_played_again_elsewhere(tmp_path: 
             return any("playing" in p.read_text(errors="replace") for p in logs)
 
         wait_until(w1_mid_game, timeout=60, what="a game under way on w1")
-        assert descendants(rig.pid("w1"))  # its engines are running there
-        rig.kill_worker("w1")
+        kept = descendants(rig.pid("w1"))
+        assert kept  # its engines are running there
+        rig.signal_worker("w1", signal.SIGKILL)  # the worker alone: its engines die with it
+        rig.workers["w1"][0].wait()
+        wait_until(lambda: not running(kept), timeout=30,
+                   what="the killed worker's engines gone")
         out = run_to_end(cli)
     assert cli.proc.returncode == 0, out
     replayed = [line for line in out if "was lost while playing it" in line]
@@ -256,8 +274,6 @@ def test_a_game_no_worker_can_play_is_named_at_the_start(tmp_path: Path) -> None
 def test_a_stopped_director_scores_nothing_in_flight_and_resumes(
     tmp_path: Path, rig: DaskRig
 ) -> None:
-    import signal
-
     file = tmp_path / "lab.toml"
     file.write_text(
         f'moves = 6\nminutes = 1\nmove_timeout = 10\ncluster = "{rig.address}"\n'
@@ -370,8 +386,6 @@ def test_an_engine_that_crashes_on_a_worker_is_started_again_there(tmp_path: Pat
 def test_a_stopped_worker_is_noticed_from_its_silence_and_its_game_played_elsewhere(
     tmp_path: Path,
 ) -> None:
-    import signal
-
     with DaskRig(tmp_path) as rig:
         rig.add_workers({"w1": "", "w2": ""}, env={"DXSERIAL_STANDIN_DELAY": "0.3"})
         file = tmp_path / "lab.toml"
@@ -391,7 +405,7 @@ def test_a_stopped_worker_is_noticed_from_its_silence_and_its_game_played_elsewh
         rig.signal_worker("w1", signal.SIGCONT)  # it comes back: removed, it closes
         wait_until(lambda: rig.workers["w1"][0].poll() is not None, timeout=60,
                    what="the removed worker closing")
-        wait_until(lambda: not [p for p in kept if Path(f"/proc/{p}").exists()], timeout=30,
+        wait_until(lambda: not running(kept), timeout=30,
                    what="its engines stopped")
     assert cli.proc.returncode == 0, out
     hung = [line for line in out if "taken for hung" in line]

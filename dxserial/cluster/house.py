@@ -175,8 +175,7 @@ class EngineHouse:
     async def _release(self, keys: set[str] | None) -> int:
         idle = [k for key, slots in self.kept.items() if keys is None or key in keys
                 for k in slots if not k.busy]
-        for kept in idle:
-            await self._drop(kept)
+        await asyncio.gather(*(self._drop(k) for k in idle))  # each may wait for its exit
         return len(idle)
 
     async def _retire(self) -> None:
@@ -185,8 +184,8 @@ class EngineHouse:
                 await self._drop(kept)
 
     async def _close(self) -> None:
-        for kept in [k for slots in self.kept.values() for k in slots]:
-            await self._drop(kept)
+        await asyncio.gather(*(self._drop(k) for slots in list(self.kept.values())
+                               for k in list(slots)), return_exceptions=True)
         if self._desk is not None:
             await self._desk.shutdown()
             self._desk = None
