@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -70,19 +71,26 @@ def _file(folder: Path, work: Workload, cluster: str | None) -> Path:
     return path
 
 
-def _tournament(file: Path) -> tuple[float, float, int]:
-    """Wall seconds, the director's own CPU seconds, games recorded."""
+def _tournament(file: Path) -> dict[str, float]:
+    """Wall seconds, the director's own CPU seconds, games recorded, and the seconds from
+    the first game's result to the last's (the rate once started: no start-up, no end)."""
     start = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "dxserial", "tournament", str(file), "-q"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "dxserial", "tournament", str(file)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    results, tail = [], []
+    for line in proc.stdout:  # read as it comes: the director never waits on the pipe
+        if re.match(r"\[\d+/\d+\] game \d+:", line):
+            results.append(time.monotonic())
+        tail = [*tail, line][-10:]
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.returncode != 0:
-        raise RuntimeError(f"tournament failed ({proc.returncode}): {err[-500:]}")
+        raise RuntimeError(f"tournament failed ({proc.returncode}): {''.join(tail)}")
     state = json.loads((file.parent / "games" / "tournament-state.json").read_text())
-    return wall, usage.ru_utime + usage.ru_stime, len(state["games"])
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "games": len(state["games"]),
+            "steady": results[-1] - results[0] if len(results) > 1 else wall}
 
 
 def measure(work: Workload, cluster: bool) -> dict[str, float]:
@@ -90,16 +98,14 @@ def measure(work: Workload, cluster: bool) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="dxserial-bench-cluster-") as tmp:
         folder = Path(tmp)
         if not cluster:
-            wall, cpu, games = _tournament(_file(folder, work, None))
-        else:
-            with DaskRig(folder / "rig") as rig:
-                rig.add_workers({"w1": "", "w2": ""})
-                wall, cpu, games = _tournament(_file(folder, work, rig.address))
-    return {"wall": wall, "cpu": cpu, "games": games}
+            return _tournament(_file(folder, work, None))
+        with DaskRig(folder / "rig") as rig:
+            rig.add_workers({"w1": "", "w2": ""})
+            return _tournament(_file(folder, work, rig.address))
 
 
 def workloads(mobydam: Path | None, only: str = "") -> list[Workload]:
-    found = [Workload("built-in engines, 10-move games", 2, 10, builtins),
+    found = [Workload("built-in engines, 10-move games", 4, 10, builtins),
              Workload("built-in engines, 60-move games", 1, 60, builtins)]
     if mobydam is not None and (mobydam / "main" / "mobydam").exists():
         def tables() -> str:
@@ -120,36 +126,48 @@ def run(repeat: int, mobydam: Path | None, only: str = "") -> str:
                 runs.setdefault((work.label, cluster), []).append(one)
                 rate = one["games"] / one["wall"] * 3600
                 print(f"{work.label}: {'cluster' if cluster else 'here'} {one['wall']:.1f} s "
-                      f"{rate:.0f} games/h, load {os.getloadavg()[0]:.2f}", file=sys.stderr)
+                      f"{rate:.0f} games/h, once started {one['steady']:.1f} s, load "
+                      f"{os.getloadavg()[0]:.2f}", file=sys.stderr)
     after = os.getloadavg()
     rows = ["| games | where they run | games | median wall s | games per hour | "
-            "director CPU s per game | cluster / here (median of pairs) |",
-            "|---|---|---|---|---|---|---|"]
+            "cluster / here | games per hour once started | cluster / here | "
+            "director CPU s per game |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for work in works:
         here, there = runs[(work.label, False)], runs[(work.label, True)]
-        ratios = [h["wall"] / t["wall"] for h, t in zip(here, there, strict=True)]
         for label, done in (("here, concurrency 2", here), ("cluster, 2 workers", there)):
-            wall = statistics.median(r["wall"] for r in done)
-            cpu = statistics.median(r["cpu"] / r["games"] for r in done)
             games = int(done[0]["games"])
-            each = ", ".join(f"{r:.2f}" for r in ratios)
-            ratio = f"**{statistics.median(ratios):.2f}x** ({each})" if done is there else ""
+            wall = statistics.median(r["wall"] for r in done)
+            steady = statistics.median((r["games"] - 1) / r["steady"] * 3600 for r in done)
+            cpu = statistics.median(r["cpu"] / r["games"] for r in done)
+            whole = once = ""
+            if done is there:
+                pairs = list(zip(here, there, strict=True))
+                whole = _ratios([h["wall"] / t["wall"] for h, t in pairs])
+                once = _ratios([h["steady"] / t["steady"] for h, t in pairs])
             note = " (engines included)" if done is here else ""
             rows.append(f"| {work.label} | {label} | {games} | {wall:.1f} | "
-                        f"{games / wall * 3600:.0f} | {cpu:.3f}{note} | {ratio} |")
+                        f"{games / wall * 3600:.0f} | {whole} | {steady:.0f} | {once} | "
+                        f"{cpu:.3f}{note} |")
     missing = "" if any("Moby" in w.label for w in works) or only else (
         "\n\nMoby Dam not measured: give its folder (built with `make` in `main/`) with "
         "`--mobydam DIR` or `DXSERIAL_MOBYDAM`.")
     return "\n".join(rows) + (
         f"\n\n{repeat} run(s) of each, interleaved (here, cluster, cluster, here, ...); wall "
-        "time of the whole `dxserial tournament` process (start-up, connecting to the "
-        "scheduler, the engines' first start and their stop at the end included); workers "
+        "time of the whole `dxserial tournament` process (start-up, importing Dask and "
+        "connecting to the scheduler, the engines' first start and their stop at the end "
+        "included); \"once started\": from the first game's result to the last's. Workers "
         "`--nthreads 1 --no-nanny` on this 2-core machine, started before the clock. Engines "
-        "are kept from game to game in both (on the cluster by each worker). The ratio is "
-        "the cluster's games per hour over the local ones, per pair of runs, then the "
-        f"median. Load average (1 min) {before[0]:.2f} before, {after[0]:.2f} after (the "
-        "machine is shared with other work)." + missing
+        "are kept from game to game in both (on the cluster by each worker). A ratio is "
+        "the cluster's games per hour over the local ones, per pair of runs: the median "
+        f"(and each pair's). Load average (1 min) {before[0]:.2f} before, {after[0]:.2f} "
+        "after (the machine is shared with other work)." + missing
     )
+
+
+def _ratios(ratios: list[float]) -> str:
+    each = ", ".join(f"{r:.2f}" for r in ratios)
+    return f"**{statistics.median(ratios):.2f}x** ({each})"
 
 
 def _mobydam(given: str | None) -> Path | None:

@@ -165,8 +165,9 @@ def test_an_sprt_stops_by_itself_with_its_games_on_the_workers(
     assert any("H0 accepted" in line for line in out), out
     where = played(out)
     state = finished(tmp_path)
-    # Equal engines, every game a draw: four pairs decide; a game in flight then is kept.
-    assert 8 <= len(state) <= 10 and sorted(where) == sorted(state), (out, sorted(state))
+    # Equal engines, every game a draw: four pairs decide; a game in flight then is kept
+    # when it had started (one playing and one waiting on each worker: four at most).
+    assert 8 <= len(state) <= 12 and sorted(where) == sorted(state), (out, sorted(state))
     assert set(where.values()) == {"w1", "w2"}
 
 

@@ -56,7 +56,7 @@ try:
     from distributed import Client, Future
     from distributed.client import FutureCancelledError
 
-    from dxserial.cluster.plugin import EngineKeeping, drop_worker, release
+    from dxserial.cluster.plugin import EngineKeeping, drop_worker, release, warm
 except ImportError:  # the optional extra is not installed
     raise ConfigError(
         "a cluster needs Dask distributed: pip install 'dxserial[cluster]' "
@@ -125,6 +125,8 @@ class ClusterTournament(Tournament):
         self._hung: dict[str, str] = {}
         self._warm: dict[str, set[str]] = {}
         self._hints: dict[int, str] = {}
+        #: The scheduler's word on each worker (address -> name, threads...), as last asked.
+        self._workers: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ the cluster
 
@@ -152,6 +154,7 @@ class ClusterTournament(Tournament):
                             f"{timeout:g} s: start one with dask worker {self.address}")
             return False
         workers = (await client.scheduler.identity(n_workers=-1))["workers"]
+        self._workers = dict(workers)
         self.progress.line(f"cluster: scheduler {self.address}, {len(workers)} worker(s): "
                            + "; ".join(_worker_text(w) for w in workers.values()))
         for entry in self.spec.engines:
@@ -164,6 +167,7 @@ class ClusterTournament(Tournament):
         for where in sorted({p.text() for p in self.placements.values() if not _fits(p, workers)}):
             self.progress.line(f"cluster: no worker has {where} yet: those games wait for one "
                                "(dask worker --name NAME --resources \"NAME=N\")")
+        await self._start_ahead()
         self.progress.line(
             f"cluster: engines kept on the workers between games; a game silent for "
             f"{silence_bound(self.config, first=False):g} s "
@@ -171,6 +175,35 @@ class ClusterTournament(Tournament):
             "timeout, the clock and the engines' start) is taken for a hung worker"
         )
         return True
+
+    async def _start_ahead(self) -> None:
+        """Every worker starts the engines whose games may run there, all at once, before
+        the first game (as the director does on one machine); one that fails is named, and
+        its games there try again (a second failure stops the event, as before)."""
+        assert self.client is not None
+        began = time.monotonic()
+        try:
+            started = await self.client.run(warm, list(self.spec.engines), self.options,
+                                            on_error="return")
+        except (OSError, TimeoutError) as exc:
+            log.info("engines not started ahead on the workers: %s", exc)
+            return
+        names = {str(w.get("address", a)): str(w.get("name")) for a, w in self._workers.items()}
+        shown = []
+        for address, answer in sorted(started.items()):
+            worker = names.get(address, address)
+            if isinstance(answer, BaseException) or not isinstance(answer, tuple):
+                self.progress.line(f"cluster: worker {worker} did not start its engines: "
+                                   f"{answer}; its games start them")
+                continue
+            kept, failed = answer
+            self._warm[worker] = set(kept)
+            shown.append(f"{worker} ({', '.join(kept) or 'none'})")
+            for why in failed:
+                self.progress.line(f"cluster: {why}; its games there try again")
+        if shown:
+            self.progress.line(f"cluster: engines started on {'; '.join(shown)} in "
+                               f"{time.monotonic() - began:.1f} s")
 
     async def _close(self) -> None:
         await self.desk.shutdown()
@@ -255,10 +288,14 @@ class ClusterTournament(Tournament):
                     await asyncio.wait_for(self.client.run_on_scheduler(drop_worker, address), 30)
 
     async def _limit(self) -> int:
-        """Games in flight: the workers' threads (each plays one game), capped by
-        --concurrency."""
+        """Games in flight: the workers' threads (each plays one game) and one more per
+        worker, waiting there to start as soon as a game ends (not after the director's
+        round trip); capped by --concurrency."""
         assert self.client is not None
-        threads = int(sum((await self.client.nthreads()).values()))
+        identity = await self.client.scheduler.identity(n_workers=-1)
+        self._workers = dict(identity.get("workers") or {})
+        threads = int(sum(int(w.get("nthreads") or 0) for w in self._workers.values()))
+        threads += len(self._workers)
         return max(1, min(threads, self.cap) if self.cap else threads)
 
     # ------------------------------------------------------------------ the games
@@ -305,7 +342,6 @@ class ClusterTournament(Tournament):
     def _prefer(self, game: Pairing) -> str | None:
         """A worker that keeps both engines of ``game`` and has a thread free for it (as
         far as this director's games go), else None: any worker."""
-        assert self.client is not None
         engines = {game.white, game.black}
         busy: dict[str, int] = {}
         for number in self._futures:
@@ -313,12 +349,11 @@ class ClusterTournament(Tournament):
             where = starts[-1] if starts else self._hints.get(number)
             if where is not None:
                 busy[where] = busy.get(where, 0) + 1
-        workers = self.client.scheduler_info().get("workers", {}).values()
-        for info in sorted(workers, key=lambda i: str(i.get("name"))):
+        for info in sorted(self._workers.values(), key=lambda i: str(i.get("name"))):
             name = str(info.get("name"))
             if name in self._hung or not engines <= self._warm.get(name, set()):
                 continue
-            if busy.get(name, 0) < int(info.get("nthreads") or 1):
+            if busy.get(name, 0) < int(info.get("nthreads") or 1) + 1:  # (one waiting)
                 return name
         return None
 

@@ -73,6 +73,8 @@ class Kept:
     prepared: bool = False
     busy: bool = False
     retired: bool = False
+    #: How much of the engine's log went to the director (with a game's record).
+    logged: int = 0
 
 
 Tell = Callable[[dict[str, Any]], None]
@@ -114,6 +116,13 @@ class EngineHouse:
         gets a word as the game goes (the director's evidence that this worker lives)."""
         loop = self._running_loop()
         return asyncio.run_coroutine_threadsafe(self._play(job, where, tell), loop).result()
+
+    def warm(self, entries: list[EngineEntry], options: LinkOptions, where: str) -> list[str]:
+        """Start the engines of ``entries`` that are not kept yet, all at once (as the local
+        director starts its engines before the first game); why each that failed did."""
+        loop = self._running_loop()
+        return asyncio.run_coroutine_threadsafe(self._warm(entries, options, where),
+                                                loop).result()
 
     def release(self, keys: set[str] | None = None) -> int:
         """Stop the idle engines of ``keys`` (all when None); how many were stopped."""
@@ -211,6 +220,24 @@ class EngineHouse:
                 ) from None
             self.starts += 1
 
+    async def _warm(self, entries: list[EngineEntry], options: LinkOptions,
+                    where: str) -> list[str]:
+        if self._desk is None:
+            self._desk = EngineDesk()
+        await self._retire()
+        seats = [self._seat(e, options) for e in entries]
+        try:
+            done = await asyncio.gather(*(self._ready(k, where) for k in seats),
+                                        return_exceptions=True)
+        finally:
+            for kept in seats:
+                kept.busy = False
+        failed = [(k, str(r)) for k, r in zip(seats, done, strict=True)
+                  if isinstance(r, BaseException)]
+        for kept, _ in failed:
+            await self._drop(kept)
+        return [why for _, why in failed]
+
     # ------------------------------------------------------------------ a game
 
     async def _play(self, job: GameJob, where: str, tell: Tell) -> GameOutcome:
@@ -219,7 +246,6 @@ class EngineHouse:
         await self._retire()
         seats = (self._seat(job.white, job.options), self._seat(job.black, job.options))
         white, black = (k.side for k in seats)
-        marks = {id(k): _log_size(k.side.endpoint) for k in seats}
         lost: list[Kept] = []
         try:
             started = await asyncio.gather(*(self._ready(k, where) for k in seats),
@@ -255,8 +281,7 @@ class EngineHouse:
                 worker=where,
                 pdn_name=pdn.name if pdn else None,
                 pdn_text=pdn_text,
-                logs={k.side.label: text for k in seats
-                      if (text := _log_since(k.side.endpoint, marks[id(k)]))},
+                logs={k.side.label: text for k in seats if (text := _log_since(k))},
                 seconds=seconds,
                 forfeits=forfeits,
                 time_losses=time_losses,
@@ -286,22 +311,17 @@ def _words(number: int, tell: Tell) -> Callable[[dict[str, Any]], None]:
     return watch
 
 
-def _log_size(endpoint: EngineEndpoint) -> int:
-    if not isinstance(endpoint, CommandEndpoint):
-        return 0
-    try:
-        return endpoint.log_path.stat().st_size
-    except OSError:
-        return 0
-
-
-def _log_since(endpoint: EngineEndpoint, mark: int) -> str:
-    """What the engine's process wrote to its log during this game."""
+def _log_since(kept: Kept) -> str:
+    """What the engine's process wrote to its log since the last game's record (its start
+    included, when it was started ahead or again)."""
+    endpoint = kept.side.endpoint
     if not isinstance(endpoint, CommandEndpoint):
         return ""
     try:
         with endpoint.log_path.open("rb") as handle:
-            handle.seek(mark)
-            return handle.read().decode("utf-8", errors="replace")
+            handle.seek(kept.logged)
+            data = handle.read()
     except OSError:
         return ""
+    kept.logged += len(data)
+    return data.decode("utf-8", errors="replace")

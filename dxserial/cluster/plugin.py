@@ -12,8 +12,10 @@ from typing import Any
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from dxserial.cluster.house import EngineHouse
+from dxserial.tournament.spec import EngineEntry
+from dxserial.transports.endpoints import LinkOptions
 
-__all__ = ["PLUGIN_NAME", "EngineKeeping", "drop_worker", "release"]
+__all__ = ["PLUGIN_NAME", "EngineKeeping", "drop_worker", "release", "warm"]
 
 PLUGIN_NAME = "dxserial-engines"
 
@@ -34,6 +36,24 @@ class EngineKeeping(WorkerPlugin):  # type: ignore[misc]  # (Dask is untyped)
         house, self.house = self.house, None
         if house is not None:
             house.close()
+
+
+def warm(entries: list[EngineEntry], options: LinkOptions, dask_worker: Any = None
+         ) -> tuple[list[str], list[str]]:
+    """Run on every worker by the director before the first game (``Client.run``): the
+    command engines whose games may run on this worker (its name, its resources) are
+    started; the names started or kept, and why each that failed did."""
+    plugin = getattr(dask_worker, "plugins", {}).get(PLUGIN_NAME)
+    house = getattr(plugin, "house", None)
+    if not isinstance(house, EngineHouse):
+        return [], []
+    name = str(dask_worker.name)
+    have = dict(getattr(dask_worker.state, "total_resources", None) or {})
+    fits = [e for e in entries if e.command is not None
+            and e.worker in (None, name)
+            and all(have.get(k, 0) >= v for k, v in e.resources)]
+    failed = house.warm(fits, options, name)
+    return house.names(), failed
 
 
 def release(keys: list[str], dask_worker: Any = None) -> int:
