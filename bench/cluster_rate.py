@@ -78,7 +78,8 @@ def _tournament(file: Path) -> dict[str, float]:
     proc = subprocess.Popen([sys.executable, "-m", "dxserial", "tournament", str(file)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
-    results, tail = [], []
+    results: list[float] = []
+    tail: list[str] = []
     for line in proc.stdout:  # read as it comes: the director never waits on the pipe
         if re.match(r"\[\d+/\d+\] game \d+:", line):
             results.append(time.monotonic())
@@ -106,7 +107,9 @@ def measure(work: Workload, cluster: bool) -> dict[str, float]:
 
 def workloads(mobydam: Path | None, only: str = "") -> list[Workload]:
     found = [Workload("built-in engines, 10-move games", 4, 10, builtins),
-             Workload("built-in engines, 60-move games", 1, 60, builtins)]
+             Workload("built-in engines, 60-move games", 1, 60, builtins),
+             # An SPRT's length: the start-up (Dask, the engines) spread over many games.
+             Workload("built-in engines, 10-move games, a longer event", 24, 10, builtins)]
     if mobydam is not None and (mobydam / "main" / "mobydam").exists():
         def tables() -> str:
             return _moby(mobydam) + _builtin("builtin", "dxp-server")

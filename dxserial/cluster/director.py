@@ -90,7 +90,7 @@ class ClusterTournament(Tournament):
                          name=name, log_messages=log_messages)
         self.address = address
         self.options = options
-        #: --concurrency: at most this many games in flight (default: the workers' threads).
+        #: --concurrency: at most this many games in flight (default: see _limit).
         self.cap = concurrency
         self.entries = {e.name: e for e in spec.engines}
         # Engines started per game may play many games at once; those that write their
@@ -192,7 +192,7 @@ class ClusterTournament(Tournament):
         shown = []
         for address, answer in sorted(started.items()):
             worker = names.get(address, address)
-            if isinstance(answer, BaseException) or not isinstance(answer, tuple):
+            if isinstance(answer, BaseException) or not isinstance(answer, (tuple, list)):
                 self.progress.line(f"cluster: worker {worker} did not start its engines: "
                                    f"{answer}; its games start them")
                 continue
