@@ -35,6 +35,7 @@ from dxserial.cluster.health import Health
 from dxserial.cluster.house import table_key
 from dxserial.cluster.jobs import (
     PLAYING_TOPIC,
+    SLACK,
     STARTED_TOPIC,
     GameJob,
     GameOutcome,
@@ -182,11 +183,14 @@ class ClusterTournament(Tournament):
         its games there try again (a second failure stops the event, as before)."""
         assert self.client is not None
         began = time.monotonic()
+        bound = 2 * self.spec.connect_timeout + SLACK  # (a worker hung from the start)
         try:
-            started = await self.client.run(warm, list(self.spec.engines), self.options,
-                                            on_error="return")
+            started = await asyncio.wait_for(
+                self.client.run(warm, list(self.spec.engines), self.options,
+                                on_error="return"), bound)
         except (OSError, TimeoutError) as exc:
-            log.info("engines not started ahead on the workers: %s", exc)
+            self.progress.line(f"cluster: the workers did not start their engines within "
+                               f"{bound:g} s ({type(exc).__name__}): each game starts them")
             return
         names = {str(w.get("address", a)): str(w.get("name")) for a, w in self._workers.items()}
         shown = []
