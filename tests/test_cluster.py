@@ -21,7 +21,7 @@ pytest.importorskip(
 from dxserial.testing.cluster import DaskRig, descendants
 from dxserial.testing.process import Cli, wait_until
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 ENGINE = [sys.executable, "-m", "dxserial", "engine"]
 
