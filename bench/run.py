@@ -29,7 +29,7 @@ Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS
 * ``serve-rig``: bench/serve_rig.py, 16 lines on vpairs with built-in engines on both ends,
   a game on each at once, one cable unplugged and replugged, one line removed and one added
   by SIGHUP: every PDN replays, every line's counts add up, the others untouched.
-* ``cluster``: bench/cluster_rate.py, games per hour of a tournament on 1, 2 and 4 Dask
+* ``cluster``: bench/cluster_rate.py, games per hour of a tournament here and on 2 Dask
   workers on this machine beside the same tournament played here; the director's CPU per game.
 * ``fuzz``: the long form of tests/test_fuzz.py, ``DXSERIAL_FUZZ_SECONDS`` (default 20)
   per target; see bench/fuzz.py.
@@ -258,7 +258,7 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
               lambda args: serve_section(min(args.repeat, 3))),
     "serve-rig": ("dxserial serve: 16 lines on vpairs, unplugged and reloaded while they play",
                   lambda args: serve_rig_section()),
-    "cluster": ("A tournament on a Dask cluster of 1, 2 and 4 workers: games per hour",
+    "cluster": ("A tournament here and on a Dask cluster of two workers: games per hour",
                 run_cluster),
 }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ pytest.importorskip(
 from dxserial.testing.cluster import DaskRig, descendants
 from dxserial.testing.process import Cli, wait_until
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 ENGINE = [sys.executable, "-m", "dxserial", "engine"]
 
@@ -30,6 +31,19 @@ def builtin(name: str, speaks: str = "dxp-server") -> str:
     where = "listen://127.0.0.1:{port}" if speaks == "dxp-server" else "tcp://127.0.0.1:{port}"
     argv = [*ENGINE, where, "--role", "follower", "--depth", "1"]
     return f'[engines.{name}]\ncommand = {json.dumps(argv)}\nspeaks = "{speaks}"\n'
+
+
+def running(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running (a zombie waiting for init to reap it is not)."""
+    alive = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
 
 
 def finished(folder: Path) -> dict[int, dict[str, object]]:
@@ -114,12 +128,16 @@ def test_a_worker_killed_mid_game_has_its_game_played_again_elsewhere(tmp_path: 
         cli = Cli("tournament", str(file))
 
         def w1_mid_game() -> bool:  # an engine of w1's game wrote that it is playing
-            logs = rig.games("w1").glob("dxserial-game*/*.log")
+            logs = rig.games("w1").glob("dxserial-engines-*/*/*.log")
             return any("playing" in p.read_text(errors="replace") for p in logs)
 
         wait_until(w1_mid_game, timeout=60, what="a game under way on w1")
-        assert descendants(rig.pid("w1"))  # its engines are running there
-        rig.kill_worker("w1")
+        kept = descendants(rig.pid("w1"))
+        assert kept  # its engines are running there
+        rig.signal_worker("w1", signal.SIGKILL)  # the worker alone: its engines die with it
+        rig.workers["w1"][0].wait()
+        wait_until(lambda: not running(kept), timeout=30,
+                   what="the killed worker's engines gone")
         out = run_to_end(cli)
     assert cli.proc.returncode == 0, out
     replayed = [line for line in out if "was lost while playing it" in line]
@@ -147,8 +165,9 @@ def test_an_sprt_stops_by_itself_with_its_games_on_the_workers(
     assert any("H0 accepted" in line for line in out), out
     where = played(out)
     state = finished(tmp_path)
-    # Equal engines, every game a draw: four pairs decide; a game in flight then is kept.
-    assert 8 <= len(state) <= 10 and sorted(where) == sorted(state), (out, sorted(state))
+    # Equal engines, every game a draw: four pairs decide; a game in flight then is kept
+    # when it had started (one playing and one waiting on each worker: four at most).
+    assert 8 <= len(state) <= 12 and sorted(where) == sorted(state), (out, sorted(state))
     assert set(where.values()) == {"w1", "w2"}
 
 
@@ -256,8 +275,6 @@ def test_a_game_no_worker_can_play_is_named_at_the_start(tmp_path: Path) -> None
 def test_a_stopped_director_scores_nothing_in_flight_and_resumes(
     tmp_path: Path, rig: DaskRig
 ) -> None:
-    import signal
-
     file = tmp_path / "lab.toml"
     file.write_text(
         f'moves = 6\nminutes = 1\nmove_timeout = 10\ncluster = "{rig.address}"\n'
@@ -296,3 +313,129 @@ def test_engines_bound_to_two_workers_are_refused_before_any_game(tmp_path: Path
         ClusterTournament(spec, options, address="tcp://127.0.0.1:1", progress=QuietProgress())
     assert "\n" not in str(caught.value)
     assert not (tmp_path / "games").exists()  # nothing written, nothing started
+
+
+def standin(name: str, mode: str, speaks: str = "dxp-server") -> str:
+    from dxserial.testing.standins import command
+
+    where = "listen://127.0.0.1:{port}" if speaks == "dxp-server" else "tcp://127.0.0.1:{port}"
+    return f'[engines.{name}]\ncommand = {json.dumps(command(mode, where))}\nspeaks = "{speaks}"\n'
+
+
+def workers(folder: Path) -> dict[str, dict[str, object]]:
+    state = json.loads((folder / "games" / "tournament-state.json").read_text())
+    return dict(state.get("workers", {}))
+
+
+def test_the_strict_engine_kept_on_the_workers_hears_nothing_its_state_forbids(
+    tmp_path: Path, rig: DaskRig
+) -> None:
+    from dxserial.testing.strict import command
+
+    def strict(name: str, where: str, speaks: str, seed: str) -> str:
+        argv = command(where, "--seed", seed, "--link", "nul")
+        return f'[engines.{name}]\ncommand = {json.dumps(argv)}\nspeaks = "{speaks}"\n'
+
+    file = tmp_path / "lab.toml"
+    file.write_text(
+        f'moves = 5\nminutes = 1\nmove_timeout = 10\nrounds = 2\ncluster = "{rig.address}"\n'
+        + strict("server", "listen://127.0.0.1:{port}", "dxp-server", "1")
+        + strict("client", "tcp://127.0.0.1:{port}", "dxp-client", "2") + builtin("c")
+    )
+    cli = Cli("tournament", str(file))
+    out = run_to_end(cli)
+    assert cli.proc.returncode == 0, out
+    assert sorted(played(out)) == list(range(1, 13)), out
+    state = finished(tmp_path)
+    assert all(g["plies"] == 10 and g["result"] == "1-1" for g in state.values()), state
+    # Each game's start is printed by the director, with its worker (no terminal here).
+    starts = [line for line in out if re.match(r"game \d+: White \w+ vs Black \w+ on worker w", line)]
+    assert len(starts) == 12, out
+    for name in ("server", "client"):
+        log = (tmp_path / "games" / f"{name}.log").read_text()
+        assert log.count("--- game ") == 8 and "strict engine:" not in log, log
+        # Kept from game to game: started once on each worker that played it, at most.
+        assert 1 <= log.count("engine ready") <= 2, log
+    health = workers(tmp_path)
+    assert sum(int(str(w["games"])) for w in health.values()) == 12, health
+    assert any(line.startswith("worker  games  forfeits  time losses  crashes") for line in out)
+
+
+def test_an_engine_that_crashes_on_a_worker_is_started_again_there(tmp_path: Path) -> None:
+    with DaskRig(tmp_path) as rig:
+        rig.add_worker("w1")
+        file = tmp_path / "lab.toml"
+        file.write_text(
+            f'moves = 6\nminutes = 1\nmove_timeout = 10\nrounds = 2\ncluster = "{rig.address}"\n'
+            + standin("x", "crash") + builtin("a", "dxp-client")
+        )
+        cli = Cli("tournament", str(file))
+        out = run_to_end(cli)
+        assert not descendants(rig.pid("w1"))  # the director's end stopped the kept engines
+    assert cli.proc.returncode == 0, out
+    assert sorted(played(out)) == [1, 2, 3, 4], out  # each scored once
+    state = finished(tmp_path)
+    forfeits = [g for g in state.values() if "forfeits" in str(g["reason"])]
+    assert len(forfeits) == 1 and "(x) forfeits" in str(forfeits[0]["reason"]), state
+    assert all(g["plies"] == 12 for g in state.values() if g not in forfeits), state
+    log = (tmp_path / "games" / "x.log").read_text()
+    assert log.count("standin: crash now") == 1
+    health = workers(tmp_path)["w1"]
+    assert (health["games"], health["crashes"], health["forfeits"]) == (4, 1, 1), health
+
+
+def test_a_stopped_worker_is_noticed_from_its_silence_and_its_game_played_elsewhere(
+    tmp_path: Path,
+) -> None:
+    with DaskRig(tmp_path) as rig:
+        rig.add_workers({"w1": "", "w2": ""}, env={"DXSERIAL_STANDIN_DELAY": "0.3"})
+        file = tmp_path / "lab.toml"
+        file.write_text(
+            f'moves = 10\nminutes = 1\nmove_timeout = 3\nconnect_timeout = 10\nrounds = 2\n'
+            f'cluster = "{rig.address}"\n' + standin("s", "slow") + builtin("a", "dxp-client")
+        )
+        cli = Cli("tournament", str(file))
+        start = cli.out.expect("game ", timeout=90)
+        while not start.endswith("on worker w1"):  # a game's start line, from the director
+            start = cli.out.expect("game ", timeout=90)
+        kept = descendants(rig.pid("w1"))
+        rig.signal_worker("w1", signal.SIGSTOP)
+        cli.wait(200)
+        out = start and [start, *cli.out.drain()]
+        cli.close()
+        rig.signal_worker("w1", signal.SIGCONT)  # it comes back: removed, it closes
+        wait_until(lambda: rig.workers["w1"][0].poll() is not None, timeout=60,
+                   what="the removed worker closing")
+        wait_until(lambda: not running(kept), timeout=30,
+                   what="its engines stopped")
+    assert cli.proc.returncode == 0, out
+    hung = [line for line in out if "taken for hung" in line]
+    assert len(hung) == 1 and hung[0].startswith("worker w1: game "), out
+    again = [line for line in out if "hung while playing it" in line]
+    assert len(again) == 1 and "started again on worker w2" in again[0], out
+    number = int(re.match(r"game (\d+):", again[0]).group(1))  # type: ignore[union-attr]
+    where = played(out)
+    assert sorted(where) == [1, 2, 3, 4] and where[number] == "w2", out
+    assert finished(tmp_path)[number]["plies"] == 20
+    assert workers(tmp_path)["w1"]["lost"] == 1
+
+
+def test_the_worker_whose_engine_loses_on_time_stands_out(tmp_path: Path) -> None:
+    with DaskRig(tmp_path) as rig:
+        # s thinks 0.3 s a move on w2, 3 s on w1 (a slow host for it): it loses on time there.
+        rig.add_worker("w1", env={"DXSERIAL_STANDIN_DELAY": "3"})
+        rig.add_worker("w2", env={"DXSERIAL_STANDIN_DELAY": "0.3"})
+        file = tmp_path / "lab.toml"
+        file.write_text(
+            f'moves = 8\nminutes = 1\nmove_timeout = 1.5\nrounds = 6\ncluster = "{rig.address}"\n'
+            + standin("s", "slow") + builtin("a", "dxp-client")
+        )
+        cli = Cli("tournament", str(file))
+        out = run_to_end(cli)
+    assert cli.proc.returncode == 0, out
+    assert sorted(played(out)) == list(range(1, 13)), out
+    health = workers(tmp_path)
+    assert int(str(health["w1"]["time_losses"])) >= 2 and health["w2"]["time_losses"] == 0, out
+    standing = [line for line in out if "stands out" in line]
+    assert standing and all(line.startswith("worker w1 stands out:") for line in standing), out
+    assert "time losses" in standing[0]

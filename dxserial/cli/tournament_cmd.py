@@ -53,7 +53,8 @@ def tournament_command(
         "--concurrency",
         help="Games at the same time (default: the file's, else 1); an endpoint engine plays "
         "one at a time, an engine dxserial runs gets its own process for each game. On a "
-        "cluster: at most this many games in flight (default: the workers' threads).",
+        "cluster: at most this many games in flight (default: the workers' threads and "
+        "one waiting on each worker).",
         show_default=False,
     ),
     cluster: str | None = typer.Option(

@@ -14,11 +14,15 @@ from dxserial.match.rules import GameStart, MatchConfig
 from dxserial.tournament.spec import EngineEntry
 from dxserial.transports.endpoints import LinkOptions
 
-__all__ = ["STARTED_TOPIC", "EngineNotStarted", "GameJob", "GameOutcome", "Placement", "place",
-           "placement"]
+__all__ = ["PLAYING_TOPIC", "SLACK", "STARTED_TOPIC", "EngineNotStarted", "GameJob",
+           "GameOutcome", "Placement", "place", "placement", "silence_bound", "tally"]
 
 #: The topic a worker's "game N started here" events go to (the director names replays).
 STARTED_TOPIC = "dxserial-game-started"
+#: The topic of a worker's words while it plays a game (the director's evidence it lives).
+PLAYING_TOPIC = "dxserial-game-playing"
+#: Seconds added to a silence bound: the words' way through the scheduler, a busy host.
+SLACK = 5.0
 
 
 class EngineNotStarted(Exception):
@@ -51,6 +55,44 @@ class GameOutcome:
     pdn_text: str = ""
     #: Engine name -> what its process wrote during this game (command engines).
     logs: dict[str, str] = field(default_factory=dict)
+    #: The game's time on the worker (GAMEREQ to the end), for the mean time per move.
+    seconds: float = 0.0
+    #: Sides that forfeited, lost on time (flag or no move in time), crashed (their link
+    #: or process ended mid-game): the worker's health, per :func:`tally`.
+    forfeits: int = 0
+    time_losses: int = 0
+    crashes: int = 0
+    #: The engines the worker keeps after this game (their table names).
+    kept: tuple[str, ...] = ()
+
+
+def tally(reason: str, failures: list[str | None]) -> tuple[int, int, int]:
+    """Forfeits, time losses and crashes of one game, from its result's reason and each
+    side's failure: a flag fallen or no move in time is a time loss; a failure that is
+    neither a time loss nor a refused game (a link or process that ended) a crash."""
+    failed = [f for f in failures if f]
+    forfeits = reason.count(" forfeits: ")
+    timeouts = sum(1 for f in failed if f.startswith("no move within"))
+    time_losses = timeouts + reason.count(" lost on time")
+    crashes = sum(1 for f in failed if not f.startswith(("no move within", "refused game",
+                                                         "cannot reach")))
+    return forfeits, time_losses, crashes
+
+
+def silence_bound(config: MatchConfig, *, first: bool) -> float:
+    """The longest a worker playing a game under ``config`` may say nothing while alive.
+
+    A move takes at most the move timeout (or the whole clock, when shorter), and the
+    GAMEEND exchange at most its own timeout: the conductor on the worker ends the game
+    (a time loss) rather than wait longer, and says so.  Before the first word come the
+    engines' start (``connect_timeout``) and the GAMEACC (a move timeout).
+    """
+    move = min(config.move_timeout, 60.0 * config.minutes) if config.minutes > 0 \
+        else config.move_timeout
+    bound = max(move, config.gameend_timeout) + SLACK
+    if first:
+        bound += config.connect_timeout + config.move_timeout
+    return bound
 
 
 @dataclass(frozen=True)

@@ -64,9 +64,9 @@ class DaskRig:
             raise
 
     def _spawn(
-        self, *args: str, tmp: Path | None = None
+        self, *args: str, tmp: Path | None = None, env_extra: dict[str, str] | None = None
     ) -> tuple[subprocess.Popen[str], LineReader]:
-        env = dict(os.environ)
+        env = {**os.environ, **(env_extra or {})}
         if tmp is not None:  # a worker's games' folders, where a test can look at them
             tmp.mkdir(parents=True, exist_ok=True)
             env["TMPDIR"] = str(tmp)
@@ -75,19 +75,22 @@ class DaskRig:
         assert proc.stderr is not None
         return proc, LineReader(proc.stderr)
 
-    def add_worker(self, name: str, threads: int = 1, resources: str = "") -> None:
+    def add_worker(self, name: str, threads: int = 1, resources: str = "",
+                   env: dict[str, str] | None = None) -> None:
         """A worker process (no nanny: killing it loses it) that plays ``threads`` games."""
-        self.add_workers({name: resources}, threads)
+        self.add_workers({name: resources}, threads, env)
 
-    def add_workers(self, names: dict[str, str], threads: int = 1) -> None:
+    def add_workers(self, names: dict[str, str], threads: int = 1,
+                    env: dict[str, str] | None = None) -> None:
         """Workers (name -> resources, "" for none) started together, then each awaited
-        until it has registered: their start-ups overlap instead of adding up."""
+        until it has registered: their start-ups overlap instead of adding up.  ``env``:
+        what their environment (and so their engines') has besides this process's."""
         for name, resources in names.items():
             extra = ("--resources", resources) if resources else ()
             self.workers[name] = self._spawn(  # (stopped by close() even if never registered)
                 "worker", self.address, "--name", name, "--nthreads", str(threads),
                 "--no-nanny", "--no-dashboard", "--local-directory", str(self.folder / name),
-                *extra, tmp=self.games(name))
+                *extra, tmp=self.games(name), env_extra=env)
         for name in names:
             _await_line(self.workers[name][1], "Registered to:", 60)
 
@@ -107,6 +110,10 @@ class DaskRig:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         proc.wait()
+
+    def signal_worker(self, name: str, sig: int) -> None:
+        """Only the worker process (SIGSTOP: a hung host), not what it started."""
+        os.kill(self.pid(name), sig)
 
     def kill_scheduler(self) -> None:
         self.scheduler[0].kill()

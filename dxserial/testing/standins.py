@@ -7,7 +7,10 @@ Run as ``python -m dxserial.testing.standins MODE ENDPOINT`` where ENDPOINT is
 * ``once``: exits when its one connection ends (Scan 2.0 as a DXP server);
 * ``never-notices``: when its connection ends it stays, and ignores SIGTERM (Moby Dam);
 * ``crash``: at its second move of its first run it dies (exit status 134), once;
-* ``hang``: at its second move of its first run it stops answering, once.
+* ``hang``: at its second move of its first run it stops answering, once;
+* ``slow``: waits ``DXSERIAL_STANDIN_DELAY`` seconds (0 when unset) before each move (a
+  host where an engine loses on time, when its environment sets it longer than the move
+  timeout).
 
 "Once" is remembered by a file ``misbehaved`` in its working directory, so the engine the
 director starts again plays normally.
@@ -20,6 +23,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from pathlib import Path
 
 from dxserial.engine.player import PeerError, Player, PlayerConfig
@@ -27,7 +31,7 @@ from dxserial.errors import MessageError
 from dxserial.protocol.messages import Move, parse
 from dxserial.protocol.session import Role
 
-MODES = ("once", "never-notices", "crash", "hang")
+MODES = ("once", "never-notices", "crash", "hang", "slow")
 MARK = Path("misbehaved")
 
 
@@ -51,6 +55,7 @@ def play(mode: str, endpoint: str) -> int:
     sock.settimeout(None)
     player = Player(PlayerConfig(role=Role.FOLLOWER, name=f"standin {mode}", depth=1, seed=1))
     misbehave = mode in ("crash", "hang") and not MARK.exists()
+    delay = float(os.environ.get("DXSERIAL_STANDIN_DELAY", "0")) if mode == "slow" else 0.0
     moves = 0
     buffer = b""
     while not player.done:
@@ -68,6 +73,7 @@ def play(mode: str, endpoint: str) -> int:
             for msg in out:
                 if isinstance(msg, Move):
                     moves += 1
+                    time.sleep(delay)
                     if misbehave and moves == 2:
                         MARK.touch()
                         print(f"standin: {mode} now", flush=True)

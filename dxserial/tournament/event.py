@@ -287,6 +287,8 @@ class State:
     #: The field's ratings from the games so far (rating.FieldRatings.to_json, or why none):
     #: written for scripts and people; a resumed run computes them again from the games.
     ratings: dict[str, Any] | None = None
+    #: On a cluster: each worker's health (games, forfeits, time losses, crashes, ...).
+    workers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path, fingerprint: str) -> State:
@@ -311,7 +313,9 @@ class State:
             except (TypeError, ValueError, AttributeError):
                 raise ConfigError(f"cannot read tournament state {path}: 'playing' is not "
                                   "a table of game numbers and engine names") from None
-        return cls(fingerprint, games, dict(data.get("engines", {})), playing)
+        workers = data.get("workers", {})
+        return cls(fingerprint, games, dict(data.get("engines", {})), playing,
+                   dict(workers) if isinstance(workers, dict) else {})
 
     def may_have_a_game_open(self, name: str) -> str | None:
         """Why engine ``name`` may still have a game of the previous run open, or None."""
@@ -330,6 +334,8 @@ class State:
         data["playing"] = {str(n): names for n, names in sorted((self.playing or {}).items())}
         if self.ratings is not None:
             data["ratings"] = self.ratings
+        if self.workers:
+            data["workers"] = self.workers
         return json.dumps(data, indent=1) + "\n"
 
     def save(self, path: Path) -> None:
