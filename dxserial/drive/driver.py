@@ -311,20 +311,32 @@ class Driver(Generic[S]):
                 entry.unwritten.clear()
 
     def _log(self, level: int, text: str, kind: str | None) -> None:
-        """Log (and trace) one line; a flood of one ``kind`` is summarised."""
+        """Log (and trace) one line; a flood of one ``kind`` is summarised in the log only:
+        the trace keeps every line (docs/bridge.md, "The log and the trace")."""
         if not self.log.isEnabledFor(level) and self._trace is None:
             return
         if kind is not None:
             show, hidden = self._flood.allow(kind, self.now())
             if hidden:
-                tail = " (counted only; every message is in the trace)"
+                tail = " (held back from the log; every one is in the trace)"
                 self.emit(
                     logging.WARNING,
                     self._flood.summary(kind, hidden, *((tail,) if self._trace else ())),
                 )
             if not show:
+                self._trace_event(level, text, held=True)
                 return
         self.emit(level, text)
+
+    def _trace_event(self, level: int, text: str, *, held: bool = False) -> None:
+        """One log line as a trace record, from INFO up (``held``: not in the log)."""
+        if level >= logging.INFO and self._trace is not None:
+            fields: dict[str, Any] = {
+                "kind": "event", "level": logging.getLevelName(level).lower(), "text": text,
+            }
+            if held:
+                fields["log"] = "held back"
+            self._trace(fields)
 
     def flood_drain(self) -> list[tuple[str, int]]:
         """The kinds of line still hidden by the flood guard, and how many of each."""
@@ -333,10 +345,7 @@ class Driver(Generic[S]):
     def emit(self, level: int, text: str) -> None:
         """One line to the log, and to the trace from INFO up."""
         self.log.log(level, text)
-        if level >= logging.INFO and self._trace is not None:
-            self._trace(
-                {"kind": "event", "level": logging.getLevelName(level).lower(), "text": text}
-            )
+        self._trace_event(level, text)
 
     def _hang_up(self, side: S) -> None:
         port = self.detach(side)
