@@ -101,6 +101,18 @@ def _garbled_copy(raw: bytes, cut: bytes) -> bool:
     return wrong <= 2 and (2 * wrong < n or (len(raw) < len(cut) and 2 * wrong <= n))
 
 
+def _not_evidence(raw: bytes) -> str | None:
+    """Why a message framed by an unknown start byte proves nothing, or ``None``: only a
+    message that parses strictly, and is not a CHAT (any text parses as one), shows a peer."""
+    try:
+        message = parse(raw, strict=True)
+    except MessageError as exc:
+        return f"not a DXP message ({exc})"
+    if raw[:1] == b"C":
+        return f"a CHAT ({type(message).__name__}: any text parses as one) proves no framing"
+    return None
+
+
 def _show(b: int) -> str:
     return f"0x{b:02x} {chr(b)!r}" if 0x20 <= b <= 0x7E else f"0x{b:02x}"
 
@@ -323,6 +335,8 @@ class NulModemLink:
         self._now = now
         if self._tx is _Tx.SENDING and now >= self._echo_deadline:
             b = self._frame[self._pos]
+            if self._pos == 0 and (self._send_start, self._send_end) != (self._start, self._end):
+                self._unlearn()
             self._fail(
                 now,
                 f"no echo of {_show(b)} (byte {self._pos + 1} of {len(self._frame)}) within "
@@ -332,7 +346,8 @@ class NulModemLink:
         if self._rx_start is not None and now >= self._rx_deadline:
             self._problem(
                 f"peer silent for {self._timeout:g} s in the middle of a message: "
-                f"{len(self._rx_buf)} characters dropped"
+                f"{len(self._rx_buf)} characters dropped",
+                noise=self._unconfirmed(),
             )
             self._rx_idle()
 
@@ -450,6 +465,13 @@ class NulModemLink:
         """Receiver duty: echo ``b`` if it belongs to a message, and collect the message."""
         if now < self._deaf_until:
             return
+        if self._rx_start is not None and self._unconfirmed() and not self._echo_written:
+            # A handshaking peer sends no byte before the echo of the one before it was
+            # written: a frame on an unknown start byte that runs ahead of our echoes is noise.
+            self._noise_frame(bytes([self._rx_start]) + bytes(self._rx_buf))
+            if b not in (self._start, self._learned_start):
+                self._stray(b)
+                return
         idle = self._rx_start is None
         starts = b in (self._start, self._learned_start, self._rx_start) or (
             self._learning and _is_control(b) and b != self._end and self._may_learn_start()
@@ -557,6 +579,27 @@ class NulModemLink:
             self._strays.append(b)
         self._stray_count += 1
 
+    def _unlearn(self) -> None:
+        """Not even our start byte came back: the framing learned does not hold; the next
+        attempt uses the configured one (docs/nulmodem.md)."""
+        self._problem(
+            f"no echo of our start byte 0x{self._send_start:02x}, learned from the peer: back "
+            f"to the configured framing 0x{self._start:02x}/0x{self._end:02x}"
+        )
+        self._send_start, self._send_end = self._start, self._end
+        self._learned_start = None
+        self._learning = self._learn
+
+    def _unconfirmed(self) -> bool:
+        """The message being received began with a start byte not (yet) known."""
+        return self._rx_start not in (self._start, self._learned_start)
+
+    def _noise_frame(self, data: bytes) -> None:
+        """A frame begun on an unknown start byte turned out to be noise: counted as strays."""
+        self._rx_idle()
+        for b in data:
+            self._stray(b)
+
     def _may_learn_start(self) -> bool:
         """An unknown control byte starts a message only on an idle line, or right after
         an unconfirmed or learned start byte (then it replaces it)."""
@@ -572,8 +615,9 @@ class NulModemLink:
                 self._cut = (bytes(self._rx_buf), "cut off by a start byte")
         elif b not in (self._start, self._learned_start):
             self._problem(
-                f"control byte {_show(b)} on an idle line: taking it as the peer's start byte "
-                f"(configured: 0x{self._start:02x})"
+                f"control byte {_show(b)} on an idle line: echoed as a possible start byte "
+                f"(configured: 0x{self._start:02x}); learned only if a whole DXP message "
+                "follows, echo by echo"
             )
         self._rx_start = b
         self._rx_buf.clear()
@@ -593,13 +637,12 @@ class NulModemLink:
             self._problem(f"message '{escape(raw)}' dropped: {spoiled}", noise=True)
             self._cut = (raw, f"dropped for its {spoiled.split(':')[0]}")
             return
-        if start != self._start:
-            try:
-                parse(raw, strict=False)
-            except MessageError as exc:
+        if start not in (self._start, self._learned_start):
+            why = _not_evidence(raw)
+            if why is not None:
                 self._problem(
                     f"message '{escape(raw)}' between start byte 0x{start:02x} and end byte "
-                    f"0x{end:02x} dropped: not a DXP message ({exc}), more likely noise",
+                    f"0x{end:02x} dropped: {why}, more likely noise; framing not learned",
                     noise=True,
                 )
                 return
