@@ -7,6 +7,8 @@ on TCP (tests/test_bridge_inproc.py has the rig); docs/bridge.md has the rules t
 
 from __future__ import annotations
 
+from typing import Any
+
 from dxserial.testing.inproc import BridgeThread
 from dxserial.testing.peers import DxpClient
 from dxserial.testing.process import wait_until
@@ -30,3 +32,55 @@ def test_noise_on_an_idle_line_is_neither_a_message_nor_the_framing(
         assert client.expect() == GAMEACC  # no CHAT 'L' before it
     assert "taking it as the peer's start byte" not in rig.log()
     assert not [r for r in rig.trace() if r.get("message") == "CL"]
+
+
+# ----------------------------------------------------------------------- one slot (point 11)
+
+
+def test_a_silent_client_holds_the_slot_only_so_long_and_never_mid_game() -> None:
+    """The rule on a fake clock (bridge/machine.py): nothing heard for ``silent_slot`` s
+    with no game open is the evidence that lets the next client in."""
+    from dxserial.bridge.judge import SERIAL, TCP
+    from dxserial.bridge.machine import BridgeMachine
+    from dxserial.bridge.relay import Relay
+
+    machine = BridgeMachine(Relay(), port="memory://x", serial_grace=3.0, silent_slot=60.0)
+    machine.joined(TCP, 100.0, "127.0.0.1:5000")
+    assert machine.silent_holder(159.0) is None
+    assert machine.silent_holder(160.0) == "it has sent nothing for 60 s with no game open"
+    machine.receive(TCP, b"Chello", 150.0)  # a word resets it
+    assert machine.silent_holder(200.0) is None
+    machine.receive(TCP, GAMEREQ, 200.0)  # a game open: the engine may think for ever
+    assert machine.relay.judge.game_open
+    assert machine.silent_holder(1000.0) is None
+    machine.receive(SERIAL, GAMEACC, 1000.0)
+    assert machine.silent_holder(2000.0) is None
+
+
+def test_a_silent_client_gives_the_slot_up_and_is_told_why(cable_rig_factory: Any) -> None:
+    rig = cable_rig_factory(silent_slot=0.001)  # silent since it connected: long enough
+    with DxpClient("127.0.0.1", rig.port) as silent:
+        wait_until(lambda: "tcp engine 127.0.0.1" in rig.log(), what="the first client in")
+        with DxpClient("127.0.0.1", rig.port) as second:
+            told = silent.expect()
+            assert told.startswith(b"Cdxserial bridge: replaced by another engine: it has sent")
+            assert silent.closed_by_peer(timeout=10)
+            second.send(GAMEREQ)
+            assert rig.peer.expect() == GAMEREQ
+    assert "with no game open)" in rig.log()
+
+
+def test_mid_game_the_next_client_is_refused_busy_in_words_and_in_the_log(
+    cable_rig_factory: Any,
+) -> None:
+    rig = cable_rig_factory(silent_slot=0.001)
+    with DxpClient("127.0.0.1", rig.port) as first:
+        first.send(GAMEREQ)
+        assert rig.peer.expect() == GAMEREQ
+        rig.peer.send(GAMEACC)
+        assert first.expect() == GAMEACC
+        with DxpClient("127.0.0.1", rig.port) as second:
+            assert second.expect().startswith(b"Cdxserial bridge: busy: ")
+            assert second.closed_by_peer(timeout=10)
+        assert "refused TCP client 127.0.0.1:" in rig.log()
+        assert ": busy, 127.0.0.1:" in rig.log()

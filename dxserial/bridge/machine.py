@@ -20,16 +20,22 @@ from dxserial.protocol.nulmodem import LinkProblem
 class BridgeMachine(BaseMachine[Side]):
     """The relay's inputs, and the serial engine's comings and goings timed here."""
 
-    def __init__(self, relay: Relay, *, port: str, serial_grace: float) -> None:
+    def __init__(
+        self, relay: Relay, *, port: str, serial_grace: float, silent_slot: float = 0.0
+    ) -> None:
         self.relay = relay
         self.port = port
         self.serial_grace = serial_grace
+        self.silent_slot = silent_slot
+        self._tcp_heard: float | None = None  # the TCP engine's last message (or its arrival)
         self._gone_at: float | None = None  # the port is lost: the engine is gone then
         self._silent_at: float | None = None  # the engine stopped answering: gone then
 
     # ------------------------------------------------------------------ messages
 
     def receive(self, side: Side, raw: bytes, now: float) -> list[Action]:
+        if side == TCP:
+            self._tcp_heard = now
         if side == SERIAL:
             self._silent_at = None
             if not self.relay.present[SERIAL]:  # it speaks again: a new session
@@ -67,7 +73,22 @@ class BridgeMachine(BaseMachine[Side]):
     # ------------------------------------------------------------------ engines
 
     def joined(self, side: Side, now: float, who: str = "") -> list[Action]:
+        if side == TCP:
+            self._tcp_heard = now
         return self.relay.joined(side, now, who)
+
+    def silent_holder(self, now: float) -> str | None:
+        """The evidence that the connected TCP engine holds the only slot in silence, or
+        ``None``: nothing heard from it for ``silent_slot`` s, and no game open (an engine
+        thinking over a move is never silent for this rule)."""
+        heard = self._tcp_heard
+        if not self.silent_slot or heard is None or not self.relay.present[TCP]:
+            return None
+        if self.relay.judge.game_open or self.relay.closing is not None:
+            return None
+        if now - heard < self.silent_slot:
+            return None
+        return f"it has sent nothing for {now - heard:.0f} s with no game open"
 
     def left(self, side: Side, now: float, why: str = "") -> list[Action]:
         return self.relay.left(side, now, why)

@@ -13,6 +13,7 @@ from dxserial.transports.serial import SerialSettings
 
 DEFAULT_PEER_GRACE = 3.0
 DEFAULT_SERIAL_GRACE = 30.0
+DEFAULT_SILENT_SLOT = 60.0
 
 
 @dataclass
@@ -25,6 +26,9 @@ class BridgeConfig:
     connect: tuple[str, int] | None = None
     on_invalid: Literal["drop", "forward"] = "drop"
     kick_old: bool = False
+    # A TCP client that has sent nothing for this long, with no game open, gives the only
+    # slot up to the next client (docs/bridge.md, "One slot"; 0: never).
+    silent_slot: float = DEFAULT_SILENT_SLOT
     # Only clients from these networks may connect (empty: anyone who can reach the port).
     allow: tuple[IPNetwork, ...] = ()
     # Drop CHATs that start with "console " (Moby Dam runs them as commands). None: on
@@ -57,4 +61,4 @@ class BridgeConfig:
     state_dir: Path | None = None
 
 
-__all__ = ["DEFAULT_PEER_GRACE", "DEFAULT_SERIAL_GRACE", "BridgeConfig"]
+__all__ = ["DEFAULT_PEER_GRACE", "DEFAULT_SERIAL_GRACE", "DEFAULT_SILENT_SLOT", "BridgeConfig"]
