@@ -7,7 +7,10 @@ on TCP (tests/test_bridge_inproc.py has the rig); docs/bridge.md has the rules t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from dxserial.sim.memory import delayed
 
 from dxserial.testing.inproc import BridgeThread
 from dxserial.testing.peers import DxpClient
@@ -84,3 +87,22 @@ def test_mid_game_the_next_client_is_refused_busy_in_words_and_in_the_log(
             assert second.closed_by_peer(timeout=10)
         assert "refused TCP client 127.0.0.1:" in rig.log()
         assert ": busy, 127.0.0.1:" in rig.log()
+
+
+# ----------------------------------------------------------------------- a stop (point 14)
+
+
+def test_a_stop_right_after_a_message_is_queued_never_cuts_its_frame(
+    tmp_path: Path,
+) -> None:
+    """A line slower than the stop's grace: the frame under way still ends whole."""
+    rig = BridgeThread(tmp_path, shutdown_grace=0.02,
+                       cable_args={"a_to_b": delayed(0.04)})  # each byte 40 ms to the engine
+    try:
+        with DxpClient("127.0.0.1", rig.port) as client:
+            client.send(b"Cthe last words of a game")
+            wait_until(lambda: rig.run.cable.written["a"] > 0, what="the frame begun")
+            rig.stop()
+        assert rig.peer.expect(timeout=5) == b"Cthe last words of a game"
+    finally:
+        rig.stop()

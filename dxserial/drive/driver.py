@@ -49,12 +49,15 @@ from dxserial.protocol.nulmodem import (
     LinkProblem,
     MessageDelivered,
     MessageReceived,
+    NulModemLink,
 )
 from dxserial.transports.base import Port
 from dxserial.transports.linkdriver import DEFAULT_HIGH_WATER, LinkDriver
 
 S = TypeVar("S", bound=str)
 T = TypeVar("T")
+#: The longest a stop waits, past its grace, for a NULMODEM frame under way to end.
+FRAME_DRAIN_LIMIT = 30.0
 
 
 @dataclass
@@ -430,17 +433,24 @@ class Driver(Generic[S]):
         return self.done
 
     async def drain(self, timeout: float) -> None:
-        """Give the messages in flight up to ``timeout`` seconds to be delivered."""
+        """Give the messages in flight up to ``timeout`` seconds to be delivered; then a
+        frame under way still ends (a NULMODEM line: never cut mid-message), none starts."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        links = [
+            e.pump.link for e in self._sides.values()
+            if e.pump is not None and e.pump.port is not None
+        ]
         while loop.time() < deadline:
-            busy = [
-                e for e in self._sides.values()
-                if e.pump is not None and e.pump.port is not None
-                and (e.pump.link.queued or not e.pump.link.idle)
-            ]
-            if not busy and not self._working:
+            if not any(link.queued or not link.idle for link in links) and not self._working:
                 return
+            await asyncio.sleep(0.01)
+        framed = [link for link in links if isinstance(link, NulModemLink)]
+        for link in framed:
+            link.finish_frame()
+        # Each byte is echoed or its echo times out, which ends the attempt: bounded.
+        hard = loop.time() + FRAME_DRAIN_LIMIT
+        while loop.time() < hard and any(link.mid_frame for link in framed):
             await asyncio.sleep(0.01)
 
     def signals(self, *signums: int) -> contextlib.AbstractContextManager[None]:

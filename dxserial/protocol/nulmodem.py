@@ -186,6 +186,8 @@ class NulModemLink:
         self._last_heard = -math.inf  # last byte from the peer: a sign of life
         self._now = -math.inf
 
+        self._finishing = False  # stopping: the frame in progress ends, none starts
+
         self._out = bytearray()
         self._events: list[LinkEvent] = []
 
@@ -324,6 +326,16 @@ class NulModemLink:
         """Nothing queued, nothing in flight, not mid-receive, nothing left to write."""
         return self.queued == 0 and self._rx_start is None and not self._out
 
+    def finish_frame(self) -> None:
+        """The program stops: the frame in progress (either way) may end; no other starts,
+        and a failed one is not started over (docs/bridge.md, "A stop never cuts a frame")."""
+        self._finishing = True
+
+    @property
+    def mid_frame(self) -> bool:
+        """A frame is under way on the line: ours sent in part, or the peer's received in part."""
+        return self._tx is _Tx.SENDING or self._rx_start is not None
+
     @property
     def framing(self) -> tuple[int, int]:
         """The start and end bytes our own messages are sent with now."""
@@ -355,7 +367,7 @@ class NulModemLink:
 
     def _try_start(self, now: float) -> None:
         """Start (or start over) the next message if the line is ours to use."""
-        if self._tx is _Tx.SENDING or self._rx_start is not None:
+        if self._tx is _Tx.SENDING or self._rx_start is not None or self._finishing:
             return
         if self._current is None:
             if not self._queue:
