@@ -34,7 +34,7 @@ def test_noise_on_an_idle_line_is_neither_a_message_nor_the_framing(
         rig.peer.send(GAMEACC)
         assert client.expect() == GAMEACC  # no CHAT 'L' before it
     assert "taking it as the peer's start byte" not in rig.log()
-    assert not [r for r in rig.trace() if r.get("message") == "CL"]
+    assert not [r for r in rig.trace() if r.get("raw") == "CL"]
 
 
 # ----------------------------------------------------------------------- one slot (point 11)

@@ -709,3 +709,47 @@ def test_a_game_cut_short_is_told_with_the_record_s_result() -> None:
     rig.apply(rig.relay.shutdown(rig.now))
     assert rig.news[-1] == GameClosed(1, "*", "the bridge stopped") and rig.records[-1].result == "*"
     assert Rig("warn").news == []  # nobody watching: no news
+
+
+# ------------------------------------------------ an unanswered GAMEREQ (issue 36 point 5)
+
+
+def test_an_offer_whose_sender_left_before_the_serial_engine_had_it_is_withdrawn() -> None:
+    """Its GAMEREQ waited on a silent line; the next engine's GAMEREQ went out only 30 s
+    later (or was lost), and the stale one reached the engine once it started."""
+    rig = Rig(deliver=False)  # the serial engine is not running yet: nothing is echoed
+    rig.join()
+    rig.send(TCP, REQ_Z)
+    rig.tick(7.0)
+    rig.leave()
+    assert rig.forgotten == [SERIAL]  # the line's queue: the stale GAMEREQ never goes out
+    (lost,) = rig.messages("lost")
+    assert lost["raw"] == REQ_Z.decode() and "withdrawn" in lost["error"]
+    rig.deliver = True  # the engine is started
+    rig.join()
+    rig.send(TCP, REQ_W)
+    assert rig.got[SERIAL] == [REQ_W]  # at once, not held
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP] == [ACC]  # its answer is the new engine's
+    rig.check_counts()
+
+
+def test_an_offer_delivered_but_unanswered_costs_seconds_not_the_line() -> None:
+    rig = Rig()
+    rig.join()
+    rig.send(TCP, REQ_Z)  # delivered; the serial engine says nothing
+    rig.tick(7.0)
+    rig.leave()
+    rig.tick(1.0)
+    rig.join()  # the next engine, a moment later
+    rig.send(TCP, REQ_W)
+    assert REQ_W not in rig.got[SERIAL]  # held while the first offer may still be answered
+    waited = 0.0
+    while REQ_W not in rig.got[SERIAL] and waited < 30.0:
+        rig.tick(0.5)
+        waited += 0.5
+    assert waited <= 8.0  # the grace (3 s) and the patience for a GAMEACC (5 s)
+    assert rig.got[SERIAL].count(REQ_W) == 1
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP] == [ACC]  # the serial engine's GAMEACC is not dropped
+    rig.check_counts()

@@ -52,6 +52,13 @@ class MessageFate:
         """Messages for ``side`` are held or in flight: its engine has not got them yet."""
         return bool(self._flight[side] or self.held[side])
 
+    def unheard_offer(self, side: Side, sender: Side) -> bool:
+        """A GAMEREQ from ``sender`` is on its way to ``side``'s engine, not yet delivered."""
+        return any(
+            item.sender == sender and item.raw[:1] == b"R"
+            for item in (*self._flight[side], *self.held[side])
+        )
+
     def release(self, side: Side) -> None:
         """A new engine on ``side``: what was held for it goes out."""
         held, flight, out = self.held[side], self._flight[side], self._records.out
@@ -103,6 +110,15 @@ class MessageFate:
             self._records.out.append(Forget(side))
         while flight:
             self._records.fate(flight.popleft(), side, "lost", why)
+
+    def withdraw(self, side: Side, sender: Side, why: str) -> None:
+        """``sender`` is gone before ``side``'s engine had its messages: they are withdrawn
+        (the line's queue forgotten; each one lost, named), what is held for ``side`` too."""
+        self.forget(side, why)
+        held = self.held[side]
+        for item in [m for m in held if m.sender == sender]:
+            held.remove(item)
+            self._records.fate(item, side, "lost", why)
 
     def left(self, side: Side, gone: str) -> None:
         """The engine on ``side`` is gone: what was on its way to it, and what it sent that

@@ -29,7 +29,7 @@ from dxserial.drive.actions import Action, News, Observed, WriteRecord
 from dxserial.errors import FramingError, MessageError
 from dxserial.protocol.dialects import BRIDGE_GAMEEND_TIMEOUT, GAMEEND_NOT_AWAITED, NAME_FIELD
 from dxserial.protocol.messages import Chat, GameEnd, GameRequest, Message, escape, parse
-from dxserial.protocol.session import Phase
+from dxserial.protocol.session import Phase, Role
 
 #: How long after a CHAT from a NULMODEM engine an identical one, with no other message from
 #: that engine in between, is still taken for its retransmission.
@@ -109,6 +109,7 @@ class Relay:
         self._closeouts = Closeouts(
             records, self.judge, self.present, timeout=settings.closeout_timeout,
             say=self._bridge_sends, resume=self._judge_and_route,
+            accept_timeout=settings.accept_timeout,
         )
         self._serial = SerialCheck(
             records, self.judge, self.present, self._closeouts,
@@ -214,6 +215,8 @@ class Relay:
         self.present[side] = False
         self._records.session(side, self.session[side], "left", why)
         gone = f"the {side} engine went away"
+        if side == TCP and self._withdraw_offer(gone):
+            return self._take()
         undelivered = self._fate.pending(side)
         self._fate.left(side, gone)
         # Held behind the bridge's check of the serial engine; its game, if it had one.
@@ -221,6 +224,26 @@ class Relay:
         if self._closeouts.left(side, gone, self.settings.grace[side], now):
             self._poll(now)
         return self._take()
+
+    def _withdraw_offer(self, gone: str) -> bool:
+        """The TCP engine that offered a game left before the serial engine had its GAMEREQ:
+        the offer is withdrawn (never delivered, so nothing to close) and the line is free
+        at once for the next engine's GAMEREQ (docs/bridge.md, "An unanswered GAMEREQ")."""
+        judge = self.judge
+        if judge.phase is not Phase.REQUESTED or judge.side_of(Role.INITIATOR) != TCP:
+            return False
+        if not self._fate.unheard_offer(SERIAL, TCP) or self._closeouts.current is not None:
+            return False
+        why = f"withdrawn: {gone} before the serial engine had its GAMEREQ"
+        self._fate.left(TCP, gone)
+        self._fate.withdraw(SERIAL, TCP, why)
+        self._serial.left(TCP, gone)
+        record = judge.restart(why)
+        if record is not None:
+            self._records.out.append(WriteRecord(record))
+        self._records.log(logging.WARNING, f"{gone} before its GAMEREQ reached the serial "
+                          "engine: the offer is withdrawn; the line is free for the next one")
+        return True
 
     def poll(self, now: float) -> list[Action]:
         """Fire the timers that are due (the grace period, the close-out's patience)."""
