@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.sim.memory import delayed
-
 from dxserial.testing.inproc import BridgeThread
 from dxserial.testing.peers import DxpClient
 from dxserial.testing.process import wait_until
