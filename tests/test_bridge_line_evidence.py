@@ -105,3 +105,41 @@ def test_a_stop_right_after_a_message_is_queued_never_cuts_its_frame(
         assert rig.peer.expect(timeout=5) == b"Cthe last words of a game"
     finally:
         rig.stop()
+
+
+# --------------------------------------- a serial engine given up, and back (point 2)
+
+M1, M2, M3 = b"M0000322800", b"M0000172100", b"M0000373200"
+
+
+def test_a_serial_engine_replugged_after_the_grace_first_gets_the_end_of_its_old_game(
+    cable_rig_factory: Any,
+) -> None:
+    rig = cable_rig_factory(serial_check=True, serial_grace=0.3, peer_grace=0.3)
+    peer = rig.peer
+    with DxpClient("127.0.0.1", rig.port) as client:
+        client.send(GAMEREQ)  # the serial engine plays Black
+        assert peer.expect() == GAMEREQ
+        peer.send(GAMEACC)
+        assert client.expect() == GAMEACC
+        client.send(M1)
+        assert peer.expect() == M1
+        peer.send(M2)
+        assert client.expect() == M2
+        rig.call(rig.run.cable.unplug)  # mid-game, for longer than the grace
+        wait_until(lambda: any(r.get("kind") == "session" and r.get("action") == "left"
+                               and r.get("side") == "serial" for r in rig.trace()),
+                   what="the serial engine given up")
+        client.send(M3)  # White's move, for an engine that is gone
+        assert client.expect() == b"E00"  # the bridge ends the game on its behalf
+        client.send(b"E00")
+        client.send(GAMEREQ)  # the next game, held for the serial engine
+        wait_until(lambda: "keeping messages until one connects" in rig.log(),
+                   what="the GAMEREQ held")
+        rig.call(rig.run.cable.replug)
+        assert peer.expect() == b"E00"  # the end of its old game, before anything else
+        peer.send(b"E00")  # its answer: consumed
+        assert peer.expect() == GAMEREQ
+        peer.send(GAMEACC)
+        assert client.expect() == GAMEACC  # not the serial engine's E00 first
+    assert "given up" in rig.log()

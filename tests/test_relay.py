@@ -753,3 +753,41 @@ def test_an_offer_delivered_but_unanswered_costs_seconds_not_the_line() -> None:
     rig.send(SERIAL, ACC)
     assert rig.got[TCP] == [ACC]  # the serial engine's GAMEACC is not dropped
     rig.check_counts()
+
+
+# ---------------------------------- a serial engine given up, and back (issue 36 point 2)
+
+
+def test_a_serial_engine_back_after_the_grace_first_gets_the_end_of_its_old_game() -> None:
+    """It was unplugged mid-game and given up: the TCP engine's game was closed for it. Back,
+    it got the held GAMEREQ inside its still-open game, its GAMEEND went to the TCP engine,
+    and a game later a GAMEEND reached it idle."""
+    rig = Rig()
+    rig.relay = Relay(RelaySettings(
+        referee="warn", record=True, grace={SERIAL: 0.0, TCP: 3.0}, check_serial_state=True,
+    ))
+    rig.join()
+    rig.begin(moves=True)  # the serial engine (Black) has played M2; White is to move
+    rig.leave(SERIAL)  # given up after --serial-grace
+    rig.tick(0.1)
+    rig.send(TCP, M3)  # White's move, for an engine that is gone
+    assert rig.got[TCP][-1:] == [E00]  # the bridge ends the game for the departed engine
+    rig.send(TCP, E00)  # its answer, consumed
+    rig.send(TCP, REQ_W)  # the next game: held for the serial engine
+    rig.join(SERIAL)  # back, still inside the old game
+    assert rig.got[SERIAL] == [E00]  # the end of its old game first, nothing else
+    ended = [t for lvl, t in rig.logs if "bridge -> serial: 'E00'" in t][-1]
+    assert "given up" in ended  # the evidence, named
+    rig.send(SERIAL, E00)  # its answer: consumed, not forwarded
+    assert rig.got[TCP].count(E00) == 1
+    assert rig.got[SERIAL] == [E00, REQ_W]  # then the held GAMEREQ
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP][-1] == ACC
+    # The game after: no GAMEEND of the bridge's own reaches the idle engine.
+    rig.send(TCP, M1)
+    rig.send(SERIAL, E00)
+    rig.send(TCP, E00)
+    rig.got[SERIAL] = []
+    rig.send(TCP, REQ_W)
+    assert rig.got[SERIAL] == [REQ_W]
+    rig.check_counts()

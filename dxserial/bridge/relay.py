@@ -204,6 +204,10 @@ class Relay:
             f"{held} message(s) held for it",
             kind=f"{side} sessions",  # a client reconnecting in a loop must not flood the log
         )
+        if side == SERIAL and self._serial.returned(
+            now, held, lambda: self._fate.release(SERIAL)
+        ):
+            return self._take()
         self._fate.release(side)
         return self._take()
 
