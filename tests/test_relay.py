@@ -791,3 +791,36 @@ def test_a_serial_engine_back_after_the_grace_first_gets_the_end_of_its_old_game
     rig.send(TCP, REQ_W)
     assert rig.got[SERIAL] == [REQ_W]
     rig.check_counts()
+
+
+@pytest.mark.parametrize("gap", [0.0, 1.0, 4.0])  # the next engine within the grace, or after
+@pytest.mark.parametrize("heard", [False, True])  # the first GAMEREQ reached the serial engine
+def test_the_next_engine_s_same_gamereq_is_its_own_not_a_repeat(gap: float, heard: bool) -> None:
+    """The same program connects again with the same GAMEREQ: it was taken for the first
+    client's repeat, and the serial engine's GAMEACC and first MOVE were dropped."""
+    rig = Rig(deliver=heard)
+    rig.relay = Relay(RelaySettings(
+        referee="warn", record=True, grace={SERIAL: 0.0, TCP: 3.0}, check_serial_state=True,
+    ))
+    rig.join()
+    rig.send(TCP, REQ_Z)
+    rig.tick(7.0)  # unanswered: offered again once, then the client gives up
+    rig.leave()
+    rig.tick(gap)
+    rig.deliver = True
+    rig.join()
+    rig.got[SERIAL] = []
+    rig.send(TCP, REQ_Z)
+    waited = 0.0
+    while REQ_Z not in rig.got[SERIAL] and waited < 40.0:
+        rig.tick(0.5)
+        waited += 0.5
+    assert waited <= 8.0
+    assert rig.got[SERIAL] == [REQ_Z]
+    rig.send(SERIAL, ACC)
+    rig.send(TCP, M1)
+    rig.send(SERIAL, M2)
+    assert rig.got[TCP] == [ACC, M2]  # its GAMEACC and first MOVE reach the new engine
+    assert rig.got[SERIAL] == [REQ_Z, M1]
+    assert not [t for t in rig.warnings() if "sent again" in t]
+    rig.check_counts()

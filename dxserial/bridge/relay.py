@@ -116,7 +116,7 @@ class Relay:
             enabled=settings.check_serial_state,
             timeout=settings.gameend_timeout or BRIDGE_GAMEEND_TIMEOUT,
             accept_timeout=settings.accept_timeout,
-            say=self._bridge_sends, resume=self._judge_and_route, left_open=left_open,
+            say=self._bridge_sends, resume=self._after_check, left_open=left_open,
         )
         self._gameend = GameEnds(
             records, self.judge, self.present, self.session, self._closeouts, self._fate,
@@ -228,6 +228,16 @@ class Relay:
         if self._closeouts.left(side, gone, self.settings.grace[side], now):
             self._poll(now)
         return self._take()
+
+    def _after_check(self, item: Item, msg: Message, now: float) -> None:
+        """A message held behind the serial check goes on: behind a close-out for its side's
+        departed engine too (a newcomer's GAMEREQ is never judged as its predecessor's
+        repeat)."""
+        co = self._closeouts.current
+        if co is not None and item.sender == co.departed:
+            self._closeouts.hold(item, now)
+            return
+        self._judge_and_route(item, msg, now)
 
     def _withdraw_offer(self, gone: str) -> bool:
         """The TCP engine that offered a game left before the serial engine had its GAMEREQ:
