@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dxserial.sim.memory import delayed
 from dxserial.testing.inproc import BridgeThread
 from dxserial.testing.peers import DxpClient
@@ -21,6 +23,7 @@ GAMEACC = f"A{NAME}0".encode()
 NOISE = b"\x07CL\x03"  # a PC powering up: what made 0x07 the start byte for good
 
 
+@pytest.mark.e2e  # TCP on 127.0.0.1
 def test_noise_on_an_idle_line_is_neither_a_message_nor_the_framing(
     cable_rig: BridgeThread,
 ) -> None:
@@ -59,6 +62,7 @@ def test_a_silent_client_holds_the_slot_only_so_long_and_never_mid_game() -> Non
     assert machine.silent_holder(2000.0) is None
 
 
+@pytest.mark.e2e  # TCP on 127.0.0.1
 def test_a_silent_client_gives_the_slot_up_and_is_told_why(cable_rig_factory: Any) -> None:
     rig = cable_rig_factory(silent_slot=0.001)  # silent since it connected: long enough
     with DxpClient("127.0.0.1", rig.port) as silent:
@@ -72,6 +76,7 @@ def test_a_silent_client_gives_the_slot_up_and_is_told_why(cable_rig_factory: An
     assert "with no game open)" in rig.log()
 
 
+@pytest.mark.e2e  # TCP on 127.0.0.1
 def test_mid_game_the_next_client_is_refused_busy_in_words_and_in_the_log(
     cable_rig_factory: Any,
 ) -> None:
@@ -91,6 +96,7 @@ def test_mid_game_the_next_client_is_refused_busy_in_words_and_in_the_log(
 # ----------------------------------------------------------------------- a stop (point 14)
 
 
+@pytest.mark.e2e  # TCP on 127.0.0.1
 def test_a_stop_right_after_a_message_is_queued_never_cuts_its_frame(
     tmp_path: Path,
 ) -> None:
@@ -112,6 +118,7 @@ def test_a_stop_right_after_a_message_is_queued_never_cuts_its_frame(
 M1, M2, M3 = b"M0000322800", b"M0000172100", b"M0000373200"
 
 
+@pytest.mark.e2e  # TCP on 127.0.0.1
 def test_a_serial_engine_replugged_after_the_grace_first_gets_the_end_of_its_old_game(
     cable_rig_factory: Any,
 ) -> None:
