@@ -824,3 +824,23 @@ def test_the_next_engine_s_same_gamereq_is_its_own_not_a_repeat(gap: float, hear
     assert rig.got[SERIAL] == [REQ_Z, M1]
     assert not [t for t in rig.warnings() if "sent again" in t]
     rig.check_counts()
+
+
+def test_a_serial_engine_given_up_before_an_offer_reached_it_gets_no_gameend_back() -> None:
+    """Found by the line soak: given up with a GAMEREQ still on its way (never delivered),
+    it was taken to have a game open, and got a GAMEEND while it waited for a GAMEREQ."""
+    rig = Rig(deliver=False)
+    rig.relay = Relay(RelaySettings(
+        referee="warn", record=True, grace={SERIAL: 0.0, TCP: 3.0}, check_serial_state=True,
+    ))
+    rig.join()
+    rig.send(TCP, REQ_Z)  # never echoed: the line is in trouble, then the port is lost
+    rig.leave(SERIAL)
+    rig.tick(0.1)
+    rig.deliver = True
+    rig.confirm(TCP)
+    assert rig.got[TCP][-1:] == [f"A{'dxserial bridge'.ljust(32)}2".encode()]  # refused for it
+    rig.send(TCP, REQ_Z)  # the next game, held for the serial engine
+    rig.join(SERIAL)
+    assert rig.got[SERIAL] == [REQ_Z]  # the GAMEREQ at once, no GAMEEND first
+    rig.check_counts()

@@ -222,9 +222,12 @@ class Relay:
         if side == TCP and self._withdraw_offer(gone):
             return self._take()
         undelivered = self._fate.pending(side)
+        # A game only offered to it, its GAMEREQ never delivered: none open on the engine.
+        unheard = (side == SERIAL and self.judge.phase is Phase.REQUESTED
+                   and self._fate.unheard_offer(SERIAL, TCP))
         self._fate.left(side, gone)
         # Held behind the bridge's check of the serial engine; its game, if it had one.
-        self._serial.left(side, gone, undelivered=undelivered)
+        self._serial.left(side, gone, undelivered=undelivered, unheard_offer=unheard)
         if self._closeouts.left(side, gone, self.settings.grace[side], now):
             self._poll(now)
         return self._take()

@@ -212,12 +212,15 @@ class SerialCheck:
         self.known = True  # it spoke: whatever it says is judged from here
         return False
 
-    def left(self, side: Side, gone: str, *, undelivered: bool = False) -> None:
+    def left(self, side: Side, gone: str, *, undelivered: bool = False,
+             unheard_offer: bool = False) -> None:
         """The engine on ``side`` left: its messages held behind the check are lost; a
         serial engine given up with a game open (or with messages of ours it never got)
-        may still be in it when it comes back."""
-        if side == SERIAL and self._enabled and (self._judge.game_open or (
-                undelivered and self._recorded)):
+        may still be in it when it comes back.  ``unheard_offer``: the game was only
+        offered to it and the GAMEREQ never delivered: none is open on it for that."""
+        opened = self._judge.game_open and not unheard_offer
+        if side == SERIAL and self._enabled and (opened or (
+                undelivered and self._recorded and not unheard_offer)):
             self.evidence = "the serial engine had a game open when it was given up"
         if side == TCP or self._offer is not None:
             self._offer = None
