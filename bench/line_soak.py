@@ -5,9 +5,10 @@
 tests/test_line_soak.py runs a short form through :func:`line_soak`.
 
 Each line is what a user runs: ``dxserial vpair`` (the cable), ``dxserial bridge`` on end A
-(the serial check on, ``--serial-grace``, PDN and trace), the strict engine
-(``python -m dxserial.testing.strict``, follower, NULMODEM) on end B, and for each round a
-built-in engine as initiator over TCP (``dxserial engine tcp://...``, two short games).
+(the serial check on, ``--serial-grace``, PDN and trace; the line paced at 9600 baud), the
+strict engine (``python -m dxserial.testing.strict``, follower, NULMODEM) on end B, and for
+each round a built-in engine as initiator over TCP (``dxserial engine tcp://...``, two games
+of at most 40 moves); a fault of a round comes 0.3-1.5 s into its first game.
 Every line's state file goes in one shared folder, and two of the lines have look-alike
 port names (``.../x/y/ttyA`` and ``.../x-y/ttyA``: one state file name before r35-hard's
 fix).  Each round, at random, one of:
@@ -139,11 +140,11 @@ class Line:
         if event == "noise":
             self._noise()
         tcp = Engine(self.directory, f"tcp-{n}", f"tcp://127.0.0.1:{self.bridge.port}",
-                     "--role", "initiator", "--games", "2", "--moves", "12", "--depth", "1",
+                     "--role", "initiator", "--games", "2", "--moves", "40", "--depth", "1",
                      "--seed", str(self.seed * 1000 + n))
         try:
             if event in ("short unplug", "long unplug", "kill"):
-                time.sleep(self.rng.uniform(1.0, 3.0))  # mid-game, most likely
+                self._mid_game(self.directory / f"tcp-{n}.log")
                 if event == "kill":
                     self.bridge.proc.kill()
                     self.bridge.proc.wait()
@@ -165,6 +166,16 @@ class Line:
             self.result.games_said += len(tcp.results())
         if event == "noise":
             self._noise()  # between games: before the next round's client
+
+    def _mid_game(self, log: Path) -> None:
+        """Wait until the round's first game is under way, then a little more."""
+        until = time.monotonic() + 30.0
+        while time.monotonic() < until:
+            with contextlib.suppress(FileNotFoundError):
+                if "game 1: playing" in log.read_text(errors="replace"):
+                    break
+            time.sleep(0.05)
+        time.sleep(self.rng.uniform(0.3, 1.5))
 
     def _noise(self) -> None:
         count = self.rng.randint(4, 400)
@@ -245,7 +256,7 @@ class Line:
 
 
 def line_soak(lines: int = 3, *, seconds: float = 240.0, grace: float = 3.0,
-              baud: int = 115200, seed: int = 1, keep: Path | None = None,
+              baud: int = 9600, seed: int = 1, keep: Path | None = None,
               lookalike: bool = True, plan: tuple[str, ...] = ()) -> list[LineResult]:
     """Run ``lines`` lines for ``seconds``; with ``lookalike``, lines 0 and 1 have look-alike
     port names (``x/y/ttyA``, ``x-y/ttyA``), else every line a folder of its own.  ``plan``:
@@ -301,7 +312,7 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=3)
     parser.add_argument("--minutes", type=float, default=4.0)
     parser.add_argument("--grace", type=float, default=3.0)
-    parser.add_argument("--baud", type=int, default=115200)
+    parser.add_argument("--baud", type=int, default=9600)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", type=Path, help="keep the run's files in this folder")
     parser.add_argument("--no-lookalike", action="store_true",
