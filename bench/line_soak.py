@@ -307,6 +307,36 @@ def table(results: list[LineResult], seconds: float) -> str:
             + ("\n" + "\n".join(notes) + "\n" if notes else ""))
 
 
+def describe(lines: int, seconds: float, grace: float, baud: int, lookalike: bool) -> str:
+    return (
+        f"{lines} lines on `dxserial vpair --baud {baud}` for {seconds / 60:g} min, each: "
+        f"`dxserial bridge` (serial check on, `--serial-grace {grace:g}`, one state folder "
+        "for all), the strict engine (`python -m dxserial.testing.strict`, follower) on the "
+        "serial end, per round a built-in engine over TCP (initiator, two games of at most "
+        "40 moves) and one event at random: plain, noise (4-400 random bytes towards the "
+        "bridge before the client and after its games), short unplug (< grace, mid-game), "
+        "long unplug (> grace, mid-game), kill (SIGKILL mid-game, restart). "
+        + ("Lines 0 and 1 have look-alike port names (`x/y/ttyA`, `x-y/ttyA`). "
+           if lookalike else "No look-alike port names. ")
+        + "*records*: PDN records (`*`: ended by the bridge for an engine that left); "
+        "*bridge's own*: the bridge's messages by their first three characters, each with its "
+        "`why`; *strict refusals*: a message the strict engine's state forbids reached it; "
+        "*phantoms*: a message delivered that no engine sent and the bridge did not announce, "
+        "or a CHAT from the serial side (noise delivered)."
+    )
+
+
+def section(args: argparse.Namespace | None = None) -> str:
+    """The long form as Markdown, for bench/run.py: with look-alike ports and without."""
+    minutes = getattr(args, "line_soak_minutes", None) or 4.0
+    parts = []
+    for lookalike in (False, True):
+        results = line_soak(3, seconds=minutes * 60, lookalike=lookalike)
+        parts.append(table(results, minutes * 60) + "\n" + describe(3, minutes * 60, 3.0,
+                                                                     9600, lookalike))
+    return "\n\n".join(parts)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=3)
@@ -324,6 +354,7 @@ def main() -> int:
                         baud=args.baud, seed=args.seed, keep=args.keep,
                         lookalike=not args.no_lookalike)
     print(table(results, args.minutes * 60))
+    print(describe(args.lines, args.minutes * 60, args.grace, args.baud, not args.no_lookalike))
     return 0 if all(r.ok for r in results) else 1
 
 
