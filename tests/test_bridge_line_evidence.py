@@ -150,3 +150,32 @@ def test_a_serial_engine_replugged_after_the_grace_first_gets_the_end_of_its_old
         peer.send(GAMEACC)
         assert client.expect() == GAMEACC  # not the serial engine's E00 first
     assert "given up" in rig.log()
+
+
+def test_noise_is_logged_once_per_burst_then_summed_up() -> None:
+    """Random bytes for a few seconds came as a log line per read; one burst is one line
+    and a count (bridge/machine.py, fake clock)."""
+    import logging
+
+    from dxserial.bridge.judge import SERIAL
+    from dxserial.bridge.machine import BridgeMachine
+    from dxserial.bridge.relay import Relay
+    from dxserial.drive.actions import Log
+    from dxserial.errors import FramingError
+    from dxserial.protocol.nulmodem import LinkProblem
+
+    machine = BridgeMachine(Relay(), port="memory://x", serial_grace=3.0)
+    noise = LinkProblem(FramingError("3 stray bytes 'abc'"), noise=True)
+    logged: list[Log] = []
+    for k in range(50):  # 50 reads, 0.1 s apart
+        logged += [a for a in machine.line_problem(SERIAL, noise, 10.0 + k * 0.1)
+                   if isinstance(a, Log) and a.level >= logging.INFO]
+    assert len(logged) == 1 and "one burst" in logged[0].text
+    deadline = machine.next_deadline()
+    assert deadline is not None and abs(deadline - (14.9 + 1.0)) < 1e-9
+    over = [a for a in machine.poll(deadline) if isinstance(a, Log)]
+    assert [a.text for a in over] == [
+        "serial line: noise burst over: 49 more noise report(s) in 4.9 s after the first, "
+        "none delivered"
+    ]
+    assert machine.next_deadline() is None
