@@ -232,7 +232,9 @@ class Relay:
             self._poll(now)
         return self._take()
 
-    def _after_check(self, item: Item, msg: Message, now: float) -> None:
+    def _after_check(
+        self, item: Item, msg: Message, now: float, *, forwarded: bool = False
+    ) -> None:
         """A message held behind the serial check goes on: behind a close-out for its side's
         departed engine too (a newcomer's GAMEREQ is never judged as its predecessor's
         repeat)."""
@@ -240,7 +242,7 @@ class Relay:
         if co is not None and item.sender == co.departed:
             self._closeouts.hold(item, now)
             return
-        self._judge_and_route(item, msg, now)
+        self._judge_and_route(item, msg, now, forwarded=forwarded)
 
     def _withdraw_offer(self, gone: str) -> bool:
         """The TCP engine that offered a game left before the serial engine had its GAMEREQ:
