@@ -10,7 +10,11 @@ not described here is shown as "a bridge setting").
 
 from __future__ import annotations
 
-from dxserial.bridge.settings import DEFAULT_PEER_GRACE, DEFAULT_SERIAL_GRACE
+from dxserial.bridge.settings import (
+    DEFAULT_PEER_GRACE,
+    DEFAULT_SERIAL_GRACE,
+    DEFAULT_SILENT_SLOT,
+)
 from dxserial.protocol.dialects import BRIDGE_GAMEEND_TIMEOUT
 
 #: Top-level key -> (example value as TOML, what it means).
@@ -51,6 +55,8 @@ LINE: dict[str, tuple[str, str]] = {
     "block_console": ("true", "drop CHATs starting with 'console ' (default: unless on "
                       "loopback)"),
     "kick_old": ("false", "a second TCP client replaces the first"),
+    "silent_slot": (f"{DEFAULT_SILENT_SLOT:g}", "seconds a TCP client that has sent nothing, "
+                    "with no game open, keeps the slot from the next one (0: for ever)"),
     "peer_grace": (f"{DEFAULT_PEER_GRACE:g}", "seconds before a departed TCP engine's game "
                    "is ended"),
     "serial_grace": (f"{DEFAULT_SERIAL_GRACE:g}", "seconds a vanished serial engine has to "
