@@ -1309,3 +1309,15 @@ def test_a_learned_framing_whose_start_byte_gets_no_echo_falls_back() -> None:
     assert link.framing == (S, E)
     link.poll(11.0)
     assert link.data_to_send() == bytes([S])  # tried again the configured way
+
+
+def test_withdraw_stops_sending_a_message_the_peer_has() -> None:
+    link = NulModemLink(rng=random.Random(1), timeout=1.0)
+    link.send(b"K1", 0.0)
+    link.send(b"K0", 0.0)
+    assert link.data_to_send() == bytes([S])
+    assert link.withdraw(b"K1")
+    assert link.data_to_send() == bytes([S])  # the next one starts at once
+    assert link.queued == 1
+    assert not link.withdraw(b"K1")
+    assert not any(isinstance(e, MessageDelivered) for e in link.events())

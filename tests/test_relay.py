@@ -844,3 +844,36 @@ def test_a_serial_engine_given_up_before_an_offer_reached_it_gets_no_gameend_bac
     rig.join(SERIAL)
     assert rig.got[SERIAL] == [REQ_Z]  # the GAMEREQ at once, no GAMEEND first
     rig.check_counts()
+
+
+def test_a_move_the_serial_engine_answered_is_not_sent_again() -> None:
+    """Found by the line soak: the cable pulled just after the engine had a MOVE but before
+    its last echo came back; the link sent the MOVE again once the port was back, and a
+    strict engine took the repeat for an illegal move.  Its answer is the evidence."""
+    from dxserial.drive.actions import Withdraw
+
+    rig = Rig()
+    rig.join()
+    rig.begin()  # REQ_Z: the TCP engine (initiator) plays White, moves first
+    rig.deliver = False  # M1 is written, its last echo never comes back
+    rig.send(TCP, M1)
+    assert rig.unconfirmed[SERIAL] == [M1]
+    actions = rig.relay.receive(SERIAL, M2, rig.now) + rig.relay.settle()
+    assert Withdraw(SERIAL, M1) in actions  # the link stops sending it again
+    rig.deliver = True
+    rig.apply(actions)
+    assert rig.got[TCP][-1] == M2  # the answer goes on
+    delivered = [r for r in rig.messages("delivered") if r["raw"] == M1.decode()]
+    assert len(delivered) == 1
+    assert any("taken as delivered: the serial engine answered it" in w for w in rig.warnings())
+    rig.check_counts()
+
+
+def test_a_move_in_flight_is_kept_when_the_answer_does_not_prove_it() -> None:
+    rig = Rig()
+    rig.join()
+    rig.begin()
+    rig.deliver = False
+    rig.send(TCP, M1)
+    actions = rig.relay.receive(SERIAL, b"Cthinking", rig.now) + rig.relay.settle()
+    assert not [a for a in actions if type(a).__name__ == "Withdraw"]  # a CHAT proves nothing

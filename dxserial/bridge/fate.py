@@ -15,7 +15,7 @@ from collections import deque
 from dxserial.bridge.judge import SERIAL, TCP, Side, other
 from dxserial.bridge.recent import RECENT_BYTES, RECENT_MESSAGES, Recent
 from dxserial.bridge.records import Item, Records, direction
-from dxserial.drive.actions import Forget, Send
+from dxserial.drive.actions import Forget, Send, Withdraw
 from dxserial.protocol.messages import escape
 
 
@@ -78,6 +78,29 @@ class MessageFate:
                 break
         else:
             self._records.log(logging.DEBUG, f"{side}: delivery of '{escape(raw)}' not expected")
+
+    def move_in_flight(self, side: Side) -> bool:
+        """A MOVE from the other engine is on its way to ``side``'s, not yet confirmed."""
+        return any(m.sender == other(side) and m.raw[:1] == b"M" for m in self._flight[side])
+
+    def answered(self, side: Side) -> Item | None:
+        """``side``'s engine answered with a MOVE in turn while the MOVE it answers is still
+        in flight to it: it has that MOVE (its last echo was lost).  Taken as delivered, and
+        returned, so the link stops sending it again."""
+        flight = self._flight[side]
+        item = next((m for m in flight if m.sender == other(side) and m.raw[:1] == b"M"), None)
+        if item is None:
+            return None
+        flight.remove(item)
+        self._records.fate(item, side, "delivered")
+        self._recent.remember(side, item)
+        self._records.log(
+            logging.WARNING,
+            f"{direction(other(side))}: '{escape(item.raw)}' taken as delivered: the {side} "
+            "engine answered it, though its last echo never came back (not sent again)",
+        )
+        self._records.out.append(Withdraw(side, item.raw))
+        return item
 
     def undelivered(self, side: Side, raws: list[bytes], why: str) -> None:
         """``side``'s link gave up on these messages (the line is down, the queue full)."""

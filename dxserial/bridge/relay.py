@@ -28,7 +28,15 @@ from dxserial.bridge.serialcheck import SerialCheck
 from dxserial.drive.actions import Action, News, Observed, WriteRecord
 from dxserial.errors import FramingError, MessageError
 from dxserial.protocol.dialects import BRIDGE_GAMEEND_TIMEOUT, GAMEEND_NOT_AWAITED, NAME_FIELD
-from dxserial.protocol.messages import Chat, GameEnd, GameRequest, Message, escape, parse
+from dxserial.protocol.messages import (
+    Chat,
+    GameEnd,
+    GameRequest,
+    Message,
+    Move,
+    escape,
+    parse,
+)
 from dxserial.protocol.session import Phase, Role
 
 #: How long after a CHAT from a NULMODEM engine an identical one, with no other message from
@@ -323,6 +331,9 @@ class Relay:
             self._invalid(item, exc)
             return
         item.msg = msg
+        if (sender == SERIAL and isinstance(msg, Move) and self._fate.move_in_flight(SERIAL)
+                and self.judge.phase is Phase.PLAYING and self.judge.would_accept(SERIAL, msg)):
+            self._fate.answered(SERIAL)  # its answer proves it has the MOVE in flight
         for warning in msg.warnings:
             self._habit(sender, NAME_FIELD, f"{warning} (read leniently, forwarded)")
         if self._gameend.answered_for == sender and self._gameend.late(item, msg):

@@ -34,6 +34,7 @@ from dxserial.drive.actions import (
     Say,
     Send,
     Trace,
+    Withdraw,
     Work,
     WriteRecord,
 )
@@ -269,6 +270,10 @@ class Driver(Generic[S]):
                 self._trace(action.fields)
         elif isinstance(action, Forget):
             self.pump(self._sides[action.side].name).link.clear()
+        elif isinstance(action, Withdraw):
+            link = self.pump(self._sides[action.side].name).link
+            if isinstance(link, NulModemLink):
+                link.withdraw(action.raw)
         elif isinstance(action, WriteRecord):
             if self._record is not None:
                 self._record(action.record)

@@ -326,6 +326,21 @@ class NulModemLink:
         """Nothing queued, nothing in flight, not mid-receive, nothing left to write."""
         return self.queued == 0 and self._rx_start is None and not self._out
 
+    def withdraw(self, raw: bytes) -> bool:
+        """Stop sending ``raw`` (the one in flight or the first queued): the caller knows
+        the peer has it (it answered it), though its last echo never came back.  A frame of
+        it under way is abandoned where it stands (the peer's receiver drops the part)."""
+        if self._current == raw:
+            self._current = self._refused = None
+            self._tx = _Tx.IDLE
+            self._failures = 0
+            self._try_start(self._now)
+            return True
+        if raw in self._queue:
+            self._queue.remove(raw)
+            return True
+        return False
+
     def finish_frame(self) -> None:
         """The program stops: the frame in progress (either way) may end; no other starts,
         and a failed one is not started over (docs/bridge.md, "A stop never cuts a frame")."""
