@@ -877,3 +877,21 @@ def test_a_move_in_flight_is_kept_when_the_answer_does_not_prove_it() -> None:
     rig.send(TCP, M1)
     actions = rig.relay.receive(SERIAL, b"Cthinking", rig.now) + rig.relay.settle()
     assert not [a for a in actions if type(a).__name__ == "Withdraw"]  # a CHAT proves nothing
+
+
+def test_a_gamereq_repeated_while_the_first_is_still_on_its_way_is_sent_once() -> None:
+    """Found by the line soak: a noisy line held the GAMEREQ up for 10 s, the TCP engine sent
+    it again, both reached the serial engine, and a strict one died of the second."""
+    rig = Rig(deliver=False)
+    rig.join()
+    rig.send(TCP, REQ_Z)
+    rig.tick(10.0)
+    rig.send(TCP, REQ_Z)  # the TCP engine's repeat: the first is not delivered yet
+    assert rig.unconfirmed[SERIAL] == [REQ_Z]  # one on the line
+    (dup,) = rig.messages("dropped")
+    assert dup["raw"] == REQ_Z.decode() and dup["reason"] == "duplicate"
+    rig.deliver = True
+    rig.confirm(SERIAL)
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP] == [ACC]
+    rig.check_counts()

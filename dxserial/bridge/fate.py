@@ -79,6 +79,10 @@ class MessageFate:
         else:
             self._records.log(logging.DEBUG, f"{side}: delivery of '{escape(raw)}' not expected")
 
+    def on_its_way(self, side: Side, raw: bytes) -> bool:
+        """``raw`` from the other engine is in flight to ``side``'s, not yet delivered."""
+        return any(m.sender == other(side) and m.raw == raw for m in self._flight[side])
+
     def move_in_flight(self, side: Side) -> bool:
         """A MOVE from the other engine is on its way to ``side``'s, not yet confirmed."""
         return any(m.sender == other(side) and m.raw[:1] == b"M" for m in self._flight[side])

@@ -338,6 +338,15 @@ class Relay:
             self._habit(sender, NAME_FIELD, f"{warning} (read leniently, forwarded)")
         if self._gameend.answered_for == sender and self._gameend.late(item, msg):
             return
+        if sender == TCP and isinstance(msg, GameRequest) and self._fate.on_its_way(
+            SERIAL, item.raw
+        ):
+            self._records.drop(
+                item, "duplicate",
+                "the same GAMEREQ is still on its way to the serial engine (not delivered yet): "
+                "it gets one",
+            )
+            return
         if self._repeated_chat(sender, msg, now):
             self._records.drop(
                 item, "duplicate",
