@@ -1321,3 +1321,53 @@ def test_withdraw_stops_sending_a_message_the_peer_has() -> None:
     assert link.queued == 1
     assert not link.withdraw(b"K1")
     assert not any(isinstance(e, MessageDelivered) for e in link.events())
+
+
+def test_after_a_reopen_a_message_written_whole_waits_for_the_peer_s_answer() -> None:
+    """Found by the line soak: the cable pulled after the end byte went out, before its echo
+    came back; sent again at once, the repeat reached a peer that had the message."""
+    link = NulModemLink(rng=random.Random(1), timeout=1.0)
+    link.send(b"K1", 0.0)
+    frame = bytes([S]) + b"K1" + bytes([E])
+    for i, b in enumerate(frame[:-1]):  # every echo but the end byte's
+        assert link.data_to_send() == bytes([b])
+        link.receive_data(bytes([b]), 0.01 * (i + 1))
+    assert link.data_to_send() == bytes([E])  # the end byte is written
+    link.reset()  # the port was lost and is back
+    link.poll(0.5)
+    assert link.data_to_send() == b""  # held: the peer may have it
+    assert "sent again in 1 s unless it answers" in problems(link.events())[-1]
+    deadline = link.next_deadline()
+    assert deadline is not None and abs(deadline - 1.5) < 1e-9
+    feed(link, bytes([S]) + b"K0" + bytes([E]), 0.6)  # its answer comes first
+    assert MessageReceived(b"K0") in link.events()
+    assert link.withdraw(b"K1")  # the caller: it answered, so it has it
+    assert link.queued == 0
+    link.poll(2.0)
+    assert link.data_to_send() == b""
+
+
+def test_after_a_reopen_a_message_cut_short_goes_again_at_once() -> None:
+    link = NulModemLink(rng=random.Random(1), timeout=1.0)
+    link.send(b"K1", 0.0)
+    assert link.data_to_send() == bytes([S])
+    link.receive_data(bytes([S]), 0.01)
+    assert link.data_to_send() == b"K"
+    link.reset()  # the end byte never went out: the peer cannot have it
+    link.poll(0.5)
+    assert link.data_to_send() == bytes([S])
+
+
+def test_after_a_reopen_the_held_message_goes_when_the_peer_says_nothing() -> None:
+    link = NulModemLink(rng=random.Random(1), timeout=1.0)
+    link.send(b"K1", 0.0)
+    frame = bytes([S]) + b"K1" + bytes([E])
+    for i, b in enumerate(frame[:-1]):
+        link.data_to_send()
+        link.receive_data(bytes([b]), 0.01 * (i + 1))
+    link.data_to_send()
+    link.reset()
+    link.poll(0.5)
+    assert link.data_to_send() == b""
+    link.poll(1.5)
+    assert link.data_to_send() == bytes([S])  # sent again, as the handshake says

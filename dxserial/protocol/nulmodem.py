@@ -187,6 +187,10 @@ class NulModemLink:
         self._now = -math.inf
 
         self._finishing = False  # stopping: the frame in progress ends, none starts
+        # After a reopen, a message whose end byte was written (the peer may have it) waits
+        # one timeout for the peer's answer before it is sent again (docs/nulmodem.md).
+        self._hold_pending = False
+        self._hold_until = -math.inf
 
         self._out = bytearray()
         self._events: list[LinkEvent] = []
@@ -260,16 +264,20 @@ class NulModemLink:
         elif self._rx_start is None and self._tx is _Tx.WAITING:
             times.append(self._retry_at)
         elif self._rx_start is None and self._queue:
-            times.append(self._now)  # due at once (after reset)
+            # due at once (after reset), or when the hold after a reopen ends
+            times.append(max(self._now, self._hold_until))
         return min(times) if times else None
 
     def reset(self) -> None:
         """After the port was reopened: drop partial state; queued messages stay.
 
         The message in flight goes back to the front of the queue and is sent again from
-        its start byte. The framing learned from the peer is kept.
+        its start byte; if its end byte had been written, only after one timeout (the peer may
+        have it: its answer comes first).  The framing learned from the peer is kept.
         """
         if self._current is not None:
+            ended = self._tx is _Tx.SENDING and self._pos == len(self._frame) - 1
+            self._hold_pending = ended
             self._queue.appendleft(self._current)
             self._current = None
         self._tx = _Tx.IDLE
@@ -309,6 +317,7 @@ class NulModemLink:
         self._queue.clear()
         self._current = None
         self.reset()
+        self._hold_pending, self._hold_until = False, -math.inf
         return dropped
 
     @property
@@ -337,7 +346,11 @@ class NulModemLink:
             self._try_start(self._now)
             return True
         if raw in self._queue:
+            first = self._queue[0] == raw
             self._queue.remove(raw)
+            if first:  # the one held after a reopen: the next goes at once
+                self._hold_pending, self._hold_until = False, -math.inf
+                self._try_start(self._now)
             return True
         return False
 
@@ -383,6 +396,15 @@ class NulModemLink:
     def _try_start(self, now: float) -> None:
         """Start (or start over) the next message if the line is ours to use."""
         if self._tx is _Tx.SENDING or self._rx_start is not None or self._finishing:
+            return
+        if self._hold_pending and self._queue:
+            self._hold_pending = False
+            self._hold_until = now + self._timeout
+            self._problem(
+                f"'{escape(self._queue[0])}' had all its bytes written when the port was lost: "
+                f"the peer may have it; sent again in {self._timeout:g} s unless it answers"
+            )
+        if now < self._hold_until:
             return
         if self._current is None:
             if not self._queue:
