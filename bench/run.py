@@ -20,6 +20,9 @@ Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS
   that hang up, idle or read slowly: sent, delivered once/twice, lost, memory.
 * ``soak``: bench/soak.py, games between built-in engines through the bridge
   over NULMODEM: every record replays legally; memory and descriptors stay flat.
+* ``line-soak``: bench/line_soak.py, three lines on vpairs with the strict engine on each
+  serial end, noise, replugs before and after the grace, bridge SIGKILLs, look-alike ports
+  sharing a state folder: refusals, phantom deliveries, records that replay.
 * ``hostile``: bench/hostile.py, hostile TCP clients (random bytes, control bytes, huge
   frames, many clients, reconnects, silence, half a message) one at a time against a bridge
   with a built-in engine on the serial end: alive, the next game played, memory, log lines.
@@ -60,6 +63,7 @@ from fuzz import run_section as run_fuzz  # bench/fuzz.py
 from game_latency import BASELINE_ENV, BASELINE_KIND  # bench/game_latency.py
 from game_latency import run_section as game_section
 from hostile import section as run_hostile  # bench/hostile.py
+from line_soak import section as run_line_soak  # bench/line_soak.py
 from perf import run_idle, run_movegen, run_nulmodem, run_parsing  # bench/perf.py
 from probe_matrix import run_section as run_probe  # bench/probe_matrix.py
 from serve_memory import section as serve_section  # bench/serve_memory.py
@@ -252,6 +256,8 @@ SECTIONS: dict[str, tuple[str, Callable[[argparse.Namespace], str]]] = {
     "fuzz": ("Fuzzing, long form", run_fuzz),
     "faults": ("Faults: a bad line, a pulled cable, misbehaving TCP peers", run_faults),
     "soak": ("Soak: games through the bridge over NULMODEM", run_soak),
+    "line-soak": ("Line soak: noise, replugs, kills and look-alike ports on several lines",
+                  run_line_soak),
     "hostile": ("Hostile TCP clients, one attack at a time", run_hostile),
     "probe": ("dxserial probe against every peer of its issue, real processes", run_probe),
     "serve": ("dxserial serve: memory per line and CPU per message beside ser2net",

@@ -199,3 +199,36 @@ def test_a_raw_side_hands_bytes_to_line_and_writes_sends_as_they_are() -> None:
     heard, written = asyncio.run(main())
     assert heard == b"abcend"
     assert written == [b"\x02ab", b"\x02c"]
+
+
+def test_a_flood_is_held_back_from_the_log_only_the_trace_keeps_every_line() -> None:
+    """Issue #36 point 13: past the burst, a kind of line (a connection named) stopped
+    reaching the trace too; a real connection could hide behind a flood of them."""
+
+    async def main() -> tuple[list[dict[str, object]], list[str]]:
+        traced: list[dict[str, object]] = []
+        logged: list[str] = []
+
+        class Keep(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                logged.append(record.getMessage())
+
+        flood_log = logging.getLogger("test.driver.flood")
+        flood_log.setLevel(logging.INFO)
+        flood_log.addHandler(Keep())
+        flood_log.propagate = False
+        driver: Driver[str] = Driver(BaseMachine(), log=flood_log, trace=traced.append)
+        driver.apply([
+            Log(logging.INFO, f"TCP client 127.0.0.1:{40000 + n} connected", "tcp sessions")
+            for n in range(30)
+        ])
+        await driver.close()
+        return traced, logged
+
+    traced, logged = asyncio.run(main())
+    named = [r["text"] for r in traced if "connected" in str(r["text"])]
+    assert len(named) == 30  # every connection is in the trace
+    assert "TCP client 127.0.0.1:40029 connected" in named
+    held = [r for r in traced if r.get("log") == "held back"]
+    assert len(held) == 10
+    assert len([x for x in logged if "connected" in x]) == 20  # the log keeps its burst

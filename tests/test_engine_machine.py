@@ -196,3 +196,17 @@ def test_a_message_the_link_cannot_carry_is_an_error_for_the_caller() -> None:
     out = fol.undelivered(PEER, [b"Chello"], "too long for NULMODEM", 0.0)
     assert out == [Done(1, "cannot send CHAT: too long for NULMODEM")]
     assert str(fol.error) == "cannot send CHAT: too long for NULMODEM"
+
+
+def test_a_refusal_in_words_is_printed_and_named_in_the_exit_line() -> None:
+    """Issue 36 point 11: refused by a busy bridge, the engine said only "link lost: the
+    peer closed the connection"; the bridge's CHAT said why."""
+    clock = Clock()
+    ini = machine(INI, clock)
+    run(ini.joined(PEER, clock.t, "tcp://127.0.0.1:27531"))
+    busy = b"Cdxserial bridge: busy: another engine is connected since 12:00:00; try later"
+    said = run(ini.receive(PEER, busy, clock.t))
+    assert any("busy: another engine is connected" in x for x in logs(said, logging.INFO))
+    end = done(run(ini.left(PEER, clock.t, "")))
+    assert end is not None and end.code == 1
+    assert "busy: another engine is connected" in end.message

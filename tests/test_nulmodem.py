@@ -860,11 +860,11 @@ def test_learns_peer_start_and_end_bytes() -> None:
     us = NulModemLink(rng=random.Random(1))
     peer = NulModemLink(start=0x01, end=0x04, learn_start=False, rng=random.Random(2))
     sim = Sim(us, peer)
-    sim.send("B", b"Chi")
+    sim.send("B", b"K1")  # a CHAT would teach nothing: any text parses as one
     sim.run(sim.quiet)
-    assert sim.received("A") == [b"Chi"]
+    assert sim.received("A") == [b"K1"]
     texts = sim.problems("A")
-    assert "control byte 0x01 on an idle line: taking it as the peer's start byte" in texts[0]
+    assert "control byte 0x01 on an idle line: echoed as a possible start byte" in texts[0]
     assert "start byte 0x01 and end byte 0x04: our messages now use the same" in texts[1]
     assert us.framing == (0x01, 0x04)
     # our messages now reach that peer, framed its way
@@ -877,7 +877,7 @@ def test_learns_peer_start_and_end_bytes() -> None:
     # and a second message from the peer teaches nothing new
     sim.send("B", b"Cok")
     sim.run(sim.quiet)
-    assert sim.received("A") == [b"Chi", b"Cok"]
+    assert sim.received("A") == [b"K1", b"Cok"]
     assert len(sim.problems("A")) == 2
 
 
@@ -1258,3 +1258,117 @@ def test_heavy_faults_fixed_seeds() -> None:
         assert dedupe(sim.received("A")) == [m.lower() for m in msgs]
         retries += sum("starting over" in p for p in sim.problems("A") + sim.problems("B"))
     assert retries > 200  # the line really was bad
+
+
+# ---------------------------------------------------------------- framing only from evidence
+# Issue 36 point 1: four bytes of noise, 07 43 4C 03, on an idle line were delivered as a CHAT
+# 'L' and made 0x07 the start byte of every message after, for good.
+
+NOISE = b"\x07CL\x03"
+
+
+def test_noise_on_an_idle_line_in_one_read_is_no_message_and_teaches_nothing() -> None:
+    link = NulModemLink(rng=random.Random(1))
+    link.receive_data(NOISE, 0.0)
+    assert link.data_to_send() == b"\x07"  # only the byte that might have begun a frame
+    events = link.events()
+    assert not any(isinstance(e, MessageReceived) for e in events)
+    assert link.framing == (S, E)
+    assert any(isinstance(e, LinkProblem) and e.noise for e in events)
+    link.send(b"K1", 1.0)
+    assert link.data_to_send() == bytes([S])  # our next message: the configured start byte
+
+
+def test_noise_that_frames_a_chat_echo_by_echo_is_still_no_evidence() -> None:
+    link = NulModemLink(rng=random.Random(1))
+    feed(link, NOISE)  # as if paced by our echoes: a CHAT still proves no framing
+    events = link.events()
+    assert not any(isinstance(e, MessageReceived) for e in events)
+    assert "a CHAT" in problems(events)[-1] and "framing not learned" in problems(events)[-1]
+    assert link.framing == (S, E)
+
+
+def test_a_whole_message_in_one_read_on_an_unknown_start_byte_is_noise() -> None:
+    # A handshaking peer sends no byte before our echo of the one before: a frame that runs
+    # ahead of the echoes is not a peer's, however well it parses; the rest is not echoed.
+    link = NulModemLink(rng=random.Random(1))
+    link.receive_data(b"\x07K1\x03", 0.0)
+    assert link.data_to_send() == b"\x07"
+    assert not any(isinstance(e, MessageReceived) for e in link.events())
+    assert link.framing == (S, E)
+
+
+def test_a_learned_framing_whose_start_byte_gets_no_echo_falls_back() -> None:
+    link = NulModemLink(rng=random.Random(1), timeout=1.0)
+    feed(link, b"\x07K1\x03")  # echo by echo, a strict message: learned
+    assert link.events()[-1] == MessageReceived(b"K1")
+    assert link.framing == (0x07, E)
+    link.send(b"K0", 10.0)
+    assert link.data_to_send() == b"\x07"
+    link.poll(11.0)  # no echo of 0x07
+    assert "back to the configured framing 0x02/0x03" in " ".join(problems(link.events()))
+    assert link.framing == (S, E)
+    link.poll(11.0)
+    assert link.data_to_send() == bytes([S])  # tried again the configured way
+
+
+def test_withdraw_stops_sending_a_message_the_peer_has() -> None:
+    link = NulModemLink(rng=random.Random(1), timeout=1.0)
+    link.send(b"K1", 0.0)
+    link.send(b"K0", 0.0)
+    assert link.data_to_send() == bytes([S])
+    assert link.withdraw(b"K1")
+    assert link.data_to_send() == bytes([S])  # the next one starts at once
+    assert link.queued == 1
+    assert not link.withdraw(b"K1")
+    assert not any(isinstance(e, MessageDelivered) for e in link.events())
+
+
+def test_after_a_reopen_a_message_written_whole_waits_for_the_peer_s_answer() -> None:
+    """Found by the line soak: the cable pulled after the end byte went out, before its echo
+    came back; sent again at once, the repeat reached a peer that had the message."""
+    link = NulModemLink(rng=random.Random(1), timeout=1.0)
+    link.send(b"K1", 0.0)
+    frame = bytes([S]) + b"K1" + bytes([E])
+    for i, b in enumerate(frame[:-1]):  # every echo but the end byte's
+        assert link.data_to_send() == bytes([b])
+        link.receive_data(bytes([b]), 0.01 * (i + 1))
+    assert link.data_to_send() == bytes([E])  # the end byte is written
+    link.reset()  # the port was lost and is back
+    link.poll(0.5)
+    assert link.data_to_send() == b""  # held: the peer may have it
+    assert "sent again in 1 s unless it answers" in problems(link.events())[-1]
+    deadline = link.next_deadline()
+    assert deadline is not None and abs(deadline - 1.5) < 1e-9
+    feed(link, bytes([S]) + b"K0" + bytes([E]), 0.6)  # its answer comes first
+    assert MessageReceived(b"K0") in link.events()
+    assert link.withdraw(b"K1")  # the caller: it answered, so it has it
+    assert link.queued == 0
+    link.poll(2.0)
+    assert link.data_to_send() == b""
+
+
+def test_after_a_reopen_a_message_cut_short_goes_again_at_once() -> None:
+    link = NulModemLink(rng=random.Random(1), timeout=1.0)
+    link.send(b"K1", 0.0)
+    assert link.data_to_send() == bytes([S])
+    link.receive_data(bytes([S]), 0.01)
+    assert link.data_to_send() == b"K"
+    link.reset()  # the end byte never went out: the peer cannot have it
+    link.poll(0.5)
+    assert link.data_to_send() == bytes([S])
+
+
+def test_after_a_reopen_the_held_message_goes_when_the_peer_says_nothing() -> None:
+    link = NulModemLink(rng=random.Random(1), timeout=1.0)
+    link.send(b"K1", 0.0)
+    frame = bytes([S]) + b"K1" + bytes([E])
+    for i, b in enumerate(frame[:-1]):
+        link.data_to_send()
+        link.receive_data(bytes([b]), 0.01 * (i + 1))
+    link.data_to_send()
+    link.reset()
+    link.poll(0.5)
+    assert link.data_to_send() == b""
+    link.poll(1.5)
+    assert link.data_to_send() == bytes([S])  # sent again, as the handshake says

@@ -720,3 +720,189 @@ def test_a_stop_code_1_the_bridge_replaces_is_observed_as_said_by_it() -> None:
     rig.send(TCP, b"E01")
     assert rig.observed == ["tcp->serial (by the bridge)"]
     assert rig.got[SERIAL][-1] == b"E00"  # stop code 0 for the serial engine, as documented
+
+
+# ------------------------------------------------ an unanswered GAMEREQ (issue 36 point 5)
+
+
+def test_an_offer_whose_sender_left_before_the_serial_engine_had_it_is_withdrawn() -> None:
+    """Its GAMEREQ waited on a silent line; the next engine's GAMEREQ went out only 30 s
+    later (or was lost), and the stale one reached the engine once it started."""
+    rig = Rig(deliver=False)  # the serial engine is not running yet: nothing is echoed
+    rig.join()
+    rig.send(TCP, REQ_Z)
+    rig.tick(7.0)
+    rig.leave()
+    assert rig.forgotten == [SERIAL]  # the line's queue: the stale GAMEREQ never goes out
+    (lost,) = rig.messages("lost")
+    assert lost["raw"] == REQ_Z.decode() and "withdrawn" in lost["error"]
+    rig.deliver = True  # the engine is started
+    rig.join()
+    rig.send(TCP, REQ_W)
+    assert rig.got[SERIAL] == [REQ_W]  # at once, not held
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP] == [ACC]  # its answer is the new engine's
+    rig.check_counts()
+
+
+def test_an_offer_delivered_but_unanswered_costs_seconds_not_the_line() -> None:
+    rig = Rig()
+    rig.join()
+    rig.send(TCP, REQ_Z)  # delivered; the serial engine says nothing
+    rig.tick(7.0)
+    rig.leave()
+    rig.tick(1.0)
+    rig.join()  # the next engine, a moment later
+    rig.send(TCP, REQ_W)
+    assert REQ_W not in rig.got[SERIAL]  # held while the first offer may still be answered
+    waited = 0.0
+    while REQ_W not in rig.got[SERIAL] and waited < 30.0:
+        rig.tick(0.5)
+        waited += 0.5
+    assert waited <= 8.0  # the grace (3 s) and the patience for a GAMEACC (5 s)
+    assert rig.got[SERIAL].count(REQ_W) == 1
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP] == [ACC]  # the serial engine's GAMEACC is not dropped
+    rig.check_counts()
+
+
+# ---------------------------------- a serial engine given up, and back (issue 36 point 2)
+
+
+def test_a_serial_engine_back_after_the_grace_first_gets_the_end_of_its_old_game() -> None:
+    """It was unplugged mid-game and given up: the TCP engine's game was closed for it. Back,
+    it got the held GAMEREQ inside its still-open game, its GAMEEND went to the TCP engine,
+    and a game later a GAMEEND reached it idle."""
+    rig = Rig()
+    rig.relay = Relay(RelaySettings(
+        referee="warn", record=True, grace={SERIAL: 0.0, TCP: 3.0}, check_serial_state=True,
+    ))
+    rig.join()
+    rig.begin(moves=True)  # the serial engine (Black) has played M2; White is to move
+    rig.leave(SERIAL)  # given up after --serial-grace
+    rig.tick(0.1)
+    rig.send(TCP, M3)  # White's move, for an engine that is gone
+    assert rig.got[TCP][-1:] == [E00]  # the bridge ends the game for the departed engine
+    rig.send(TCP, E00)  # its answer, consumed
+    rig.send(TCP, REQ_W)  # the next game: held for the serial engine
+    rig.join(SERIAL)  # back, still inside the old game
+    assert rig.got[SERIAL] == [E00]  # the end of its old game first, nothing else
+    ended = [t for lvl, t in rig.logs if "bridge -> serial: 'E00'" in t][-1]
+    assert "given up" in ended  # the evidence, named
+    rig.send(SERIAL, E00)  # its answer: consumed, not forwarded
+    assert rig.got[TCP].count(E00) == 1
+    assert rig.got[SERIAL] == [E00, REQ_W]  # then the held GAMEREQ
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP][-1] == ACC
+    # The game after: no GAMEEND of the bridge's own reaches the idle engine.
+    rig.send(TCP, M1)
+    rig.send(SERIAL, E00)
+    rig.send(TCP, E00)
+    rig.got[SERIAL] = []
+    rig.send(TCP, REQ_W)
+    assert rig.got[SERIAL] == [REQ_W]
+    rig.check_counts()
+
+
+@pytest.mark.parametrize("gap", [0.0, 1.0, 4.0])  # the next engine within the grace, or after
+@pytest.mark.parametrize("heard", [False, True])  # the first GAMEREQ reached the serial engine
+def test_the_next_engine_s_same_gamereq_is_its_own_not_a_repeat(gap: float, heard: bool) -> None:
+    """The same program connects again with the same GAMEREQ: it was taken for the first
+    client's repeat, and the serial engine's GAMEACC and first MOVE were dropped."""
+    rig = Rig(deliver=heard)
+    rig.relay = Relay(RelaySettings(
+        referee="warn", record=True, grace={SERIAL: 0.0, TCP: 3.0}, check_serial_state=True,
+    ))
+    rig.join()
+    rig.send(TCP, REQ_Z)
+    rig.tick(7.0)  # unanswered: offered again once, then the client gives up
+    rig.leave()
+    rig.tick(gap)
+    rig.deliver = True
+    rig.join()
+    rig.got[SERIAL] = []
+    rig.send(TCP, REQ_Z)
+    waited = 0.0
+    while REQ_Z not in rig.got[SERIAL] and waited < 40.0:
+        rig.tick(0.5)
+        waited += 0.5
+    assert waited <= 8.0
+    assert rig.got[SERIAL] == [REQ_Z]
+    rig.send(SERIAL, ACC)
+    rig.send(TCP, M1)
+    rig.send(SERIAL, M2)
+    assert rig.got[TCP] == [ACC, M2]  # its GAMEACC and first MOVE reach the new engine
+    assert rig.got[SERIAL] == [REQ_Z, M1]
+    assert not [t for t in rig.warnings() if "sent again" in t]
+    rig.check_counts()
+
+
+def test_a_serial_engine_given_up_before_an_offer_reached_it_gets_no_gameend_back() -> None:
+    """Found by the line soak: given up with a GAMEREQ still on its way (never delivered),
+    it was taken to have a game open, and got a GAMEEND while it waited for a GAMEREQ."""
+    rig = Rig(deliver=False)
+    rig.relay = Relay(RelaySettings(
+        referee="warn", record=True, grace={SERIAL: 0.0, TCP: 3.0}, check_serial_state=True,
+    ))
+    rig.join()
+    rig.send(TCP, REQ_Z)  # never echoed: the line is in trouble, then the port is lost
+    rig.leave(SERIAL)
+    rig.tick(0.1)
+    rig.deliver = True
+    rig.confirm(TCP)
+    assert rig.got[TCP][-1:] == [f"A{'dxserial bridge'.ljust(32)}2".encode()]  # refused for it
+    rig.send(TCP, REQ_Z)  # the next game, held for the serial engine
+    rig.join(SERIAL)
+    assert rig.got[SERIAL] == [REQ_Z]  # the GAMEREQ at once, no GAMEEND first
+    rig.check_counts()
+
+
+def test_a_move_the_serial_engine_answered_is_not_sent_again() -> None:
+    """Found by the line soak: the cable pulled just after the engine had a MOVE but before
+    its last echo came back; the link sent the MOVE again once the port was back, and a
+    strict engine took the repeat for an illegal move.  Its answer is the evidence."""
+    from dxserial.drive.actions import Withdraw
+
+    rig = Rig()
+    rig.join()
+    rig.begin()  # REQ_Z: the TCP engine (initiator) plays White, moves first
+    rig.deliver = False  # M1 is written, its last echo never comes back
+    rig.send(TCP, M1)
+    assert rig.unconfirmed[SERIAL] == [M1]
+    actions = rig.relay.receive(SERIAL, M2, rig.now) + rig.relay.settle()
+    assert Withdraw(SERIAL, M1) in actions  # the link stops sending it again
+    rig.deliver = True
+    rig.apply(actions)
+    assert rig.got[TCP][-1] == M2  # the answer goes on
+    delivered = [r for r in rig.messages("delivered") if r["raw"] == M1.decode()]
+    assert len(delivered) == 1
+    assert any("taken as delivered: the serial engine answered it" in w for w in rig.warnings())
+    rig.check_counts()
+
+
+def test_a_move_in_flight_is_kept_when_the_answer_does_not_prove_it() -> None:
+    rig = Rig()
+    rig.join()
+    rig.begin()
+    rig.deliver = False
+    rig.send(TCP, M1)
+    actions = rig.relay.receive(SERIAL, b"Cthinking", rig.now) + rig.relay.settle()
+    assert not [a for a in actions if type(a).__name__ == "Withdraw"]  # a CHAT proves nothing
+
+
+def test_a_gamereq_repeated_while_the_first_is_still_on_its_way_is_sent_once() -> None:
+    """Found by the line soak: a noisy line held the GAMEREQ up for 10 s, the TCP engine sent
+    it again, both reached the serial engine, and a strict one died of the second."""
+    rig = Rig(deliver=False)
+    rig.join()
+    rig.send(TCP, REQ_Z)
+    rig.tick(10.0)
+    rig.send(TCP, REQ_Z)  # the TCP engine's repeat: the first is not delivered yet
+    assert rig.unconfirmed[SERIAL] == [REQ_Z]  # one on the line
+    (dup,) = rig.messages("dropped")
+    assert dup["raw"] == REQ_Z.decode() and dup["reason"] == "duplicate"
+    rig.deliver = True
+    rig.confirm(SERIAL)
+    rig.send(SERIAL, ACC)
+    assert rig.got[TCP] == [ACC]
+    rig.check_counts()

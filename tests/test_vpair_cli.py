@@ -7,10 +7,12 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
 from helpers import run_in_process
 
-from dxserial.testing.fdio import open_raw, read_exactly, write_all
+from dxserial.testing.fdio import open_raw, read_exactly, read_until_quiet, write_all
 from dxserial.testing.process import Cli, wait_until
+from dxserial.testing.rig import Vpair
 
 
 def test_ready_line_links_traffic_and_clean_exit_on_sigterm(tmp_path: Path) -> None:
@@ -137,3 +139,17 @@ def test_help_and_docs_give_the_same_measured_timing() -> None:
     in_help = figures.search(" ".join(shown.replace("│", " ").split()))
     assert in_readme and in_help, shown
     assert in_help.groups() == in_readme.groups() == ("0.12", "0.013", "0.09")
+
+
+@pytest.mark.e2e
+def test_noise_reaches_the_end_it_names_and_only_that_end(tmp_path: Path) -> None:
+    """The soak's noise bursts (issue 36): N random bytes arrive at end A, none at B."""
+    with Vpair(tmp_path) as vpair:
+        fd_a, fd_b = open_raw(vpair.path_a), open_raw(vpair.path_b)
+        try:
+            vpair.command("noise a 200 7", "noise a 200")
+            assert len(read_until_quiet(fd_a, quiet=0.5)) == 200
+            assert read_until_quiet(fd_b, quiet=0.2) == b""
+        finally:
+            os.close(fd_a)
+            os.close(fd_b)

@@ -92,12 +92,14 @@ class Closeouts:
 
     def __init__(
         self, records: Records, judge: Judge, present: dict[Side, bool], *, timeout: float,
-        say: Say, resume: Resume,
+        say: Say, resume: Resume, accept_timeout: float | None = None,
     ) -> None:
         self._records = records
         self._judge = judge
         self._present = present
         self._timeout = timeout  # seconds the engine that stayed has to answer the bridge
+        # ... and to answer the departed engine's GAMEREQ: an offer, not a game, so seconds.
+        self._accept_timeout = timeout if accept_timeout is None else accept_timeout
         self._say = say
         self._resume = resume
         self.current: Closing | None = None
@@ -180,6 +182,14 @@ class Closeouts:
         if co is not None and now >= co.deadline:
             if not co.started:
                 self.start(now)
+            elif self._judge.phase is Phase.REQUESTED:
+                self._records.log(
+                    logging.WARNING,
+                    f"the {other(co.departed)} engine did not answer the departed "
+                    f"{co.departed} engine's GAMEREQ within {self._accept_timeout:g} s; "
+                    "taken as not started: both engines start afresh",
+                )
+                self.finish("no answer to a GAMEREQ whose sender left", now, abort=True)
             else:
                 self._records.log(
                     logging.WARNING,
@@ -220,7 +230,8 @@ class Closeouts:
                 self.finish(co.why, now, abort=False)
                 return
             if step is WAIT:
-                co.deadline = now + self._timeout
+                requested = self._judge.phase is Phase.REQUESTED
+                co.deadline = now + (self._accept_timeout if requested else self._timeout)
                 return
             assert isinstance(step, Message)
             co.spoke = True

@@ -114,7 +114,10 @@ class Bridge:
             check=lambda side, raw: links[side].check(raw),  # the line's rules, no I/O
             left_open=left_open,
         )
-        self.machine = BridgeMachine(self.relay, port=config.port, serial_grace=config.serial_grace)
+        self.machine = BridgeMachine(
+            self.relay, port=config.port, serial_grace=config.serial_grace,
+            silent_slot=config.silent_slot,
+        )
         tracing = trace is not None
         self.driver: Driver[Side] = Driver(
             self.machine,
@@ -363,11 +366,12 @@ class Bridge:
             # Its hang-up is known but not yet handled: a quick reconnect must not be refused.
             self._peer_gone(self._peer, "closed")
         if self._peer is not None:
-            if not self.cfg.kick_old:
+            silent = self.machine.silent_holder(self.driver.now())
+            if not self.cfg.kick_old and silent is None:
                 since = time.strftime("%H:%M:%S", time.localtime(self._peer_since))
                 self._log(
                     logging.WARNING,
-                    f"refused TCP client {link.peer}: {self._peer.peer} is connected "
+                    f"refused TCP client {link.peer}: busy, {self._peer.peer} is connected "
                     "(one peer at a time; --kick-old replaces it)",
                     "refused client",
                 )
@@ -375,8 +379,15 @@ class Bridge:
                     link, f"busy: another engine is connected since {since}; try later"
                 )
                 return
-            self._log(logging.WARNING, f"TCP client {link.peer} replaces {self._peer.peer}")
+            why = "--kick-old" if silent is None else silent
+            self._log(
+                logging.WARNING, f"TCP client {link.peer} replaces {self._peer.peer} ({why})"
+            )
             old = self._peer
+            if silent is not None:  # told why, in words it prints, before the close
+                with contextlib.suppress(DxSerialError, OSError):
+                    old.try_write(nul_frame(Chat.carrying(
+                        f"dxserial bridge: replaced by another engine: {silent}").wire))
             self._peer_gone(old, "replaced by a new client")
             await old.close()
         await self._serve_peer(link)

@@ -15,7 +15,7 @@ from collections import deque
 from dxserial.bridge.judge import SERIAL, TCP, Side, other
 from dxserial.bridge.recent import RECENT_BYTES, RECENT_MESSAGES, Recent
 from dxserial.bridge.records import Item, Records, direction
-from dxserial.drive.actions import Forget, Send
+from dxserial.drive.actions import Forget, Send, Withdraw
 from dxserial.protocol.messages import escape
 
 
@@ -52,6 +52,13 @@ class MessageFate:
         """Messages for ``side`` are held or in flight: its engine has not got them yet."""
         return bool(self._flight[side] or self.held[side])
 
+    def unheard_offer(self, side: Side, sender: Side) -> bool:
+        """A GAMEREQ from ``sender`` is on its way to ``side``'s engine, not yet delivered."""
+        return any(
+            item.sender == sender and item.raw[:1] == b"R"
+            for item in (*self._flight[side], *self.held[side])
+        )
+
     def release(self, side: Side) -> None:
         """A new engine on ``side``: what was held for it goes out."""
         held, flight, out = self.held[side], self._flight[side], self._records.out
@@ -71,6 +78,33 @@ class MessageFate:
                 break
         else:
             self._records.log(logging.DEBUG, f"{side}: delivery of '{escape(raw)}' not expected")
+
+    def on_its_way(self, side: Side, raw: bytes) -> bool:
+        """``raw`` from the other engine is in flight to ``side``'s, not yet delivered."""
+        return any(m.sender == other(side) and m.raw == raw for m in self._flight[side])
+
+    def move_in_flight(self, side: Side) -> bool:
+        """A MOVE from the other engine is on its way to ``side``'s, not yet confirmed."""
+        return any(m.sender == other(side) and m.raw[:1] == b"M" for m in self._flight[side])
+
+    def answered(self, side: Side) -> Item | None:
+        """``side``'s engine answered with a MOVE in turn while the MOVE it answers is still
+        in flight to it: it has that MOVE (its last echo was lost).  Taken as delivered, and
+        returned, so the link stops sending it again."""
+        flight = self._flight[side]
+        item = next((m for m in flight if m.sender == other(side) and m.raw[:1] == b"M"), None)
+        if item is None:
+            return None
+        flight.remove(item)
+        self._records.fate(item, side, "delivered")
+        self._recent.remember(side, item)
+        self._records.log(
+            logging.WARNING,
+            f"{direction(other(side))}: '{escape(item.raw)}' taken as delivered: the {side} "
+            "engine answered it, though its last echo never came back (not sent again)",
+        )
+        self._records.out.append(Withdraw(side, item.raw))
+        return item
 
     def undelivered(self, side: Side, raws: list[bytes], why: str) -> None:
         """``side``'s link gave up on these messages (the line is down, the queue full)."""
@@ -103,6 +137,15 @@ class MessageFate:
             self._records.out.append(Forget(side))
         while flight:
             self._records.fate(flight.popleft(), side, "lost", why)
+
+    def withdraw(self, side: Side, sender: Side, why: str) -> None:
+        """``sender`` is gone before ``side``'s engine had its messages: they are withdrawn
+        (the line's queue forgotten; each one lost, named), what is held for ``side`` too."""
+        self.forget(side, why)
+        held = self.held[side]
+        for item in [m for m in held if m.sender == sender]:
+            held.remove(item)
+            self._records.fate(item, side, "lost", why)
 
     def left(self, side: Side, gone: str) -> None:
         """The engine on ``side`` is gone: what was on its way to it, and what it sent that

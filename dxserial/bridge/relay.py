@@ -28,8 +28,16 @@ from dxserial.bridge.serialcheck import SerialCheck
 from dxserial.drive.actions import Action, News, Observed, WriteRecord
 from dxserial.errors import FramingError, MessageError
 from dxserial.protocol.dialects import BRIDGE_GAMEEND_TIMEOUT, GAMEEND_NOT_AWAITED, NAME_FIELD
-from dxserial.protocol.messages import Chat, GameEnd, GameRequest, Message, escape, parse
-from dxserial.protocol.session import Phase
+from dxserial.protocol.messages import (
+    Chat,
+    GameEnd,
+    GameRequest,
+    Message,
+    Move,
+    escape,
+    parse,
+)
+from dxserial.protocol.session import Phase, Role
 
 #: How long after a CHAT from a NULMODEM engine an identical one, with no other message from
 #: that engine in between, is still taken for its retransmission.
@@ -109,13 +117,14 @@ class Relay:
         self._closeouts = Closeouts(
             records, self.judge, self.present, timeout=settings.closeout_timeout,
             say=self._bridge_sends, resume=self._judge_and_route,
+            accept_timeout=settings.accept_timeout,
         )
         self._serial = SerialCheck(
             records, self.judge, self.present, self._closeouts,
             enabled=settings.check_serial_state,
             timeout=settings.gameend_timeout or BRIDGE_GAMEEND_TIMEOUT,
             accept_timeout=settings.accept_timeout,
-            say=self._bridge_sends, resume=self._judge_and_route, left_open=left_open,
+            say=self._bridge_sends, resume=self._after_check, left_open=left_open,
         )
         self._gameend = GameEnds(
             records, self.judge, self.present, self.session, self._closeouts, self._fate,
@@ -203,6 +212,10 @@ class Relay:
             f"{held} message(s) held for it",
             kind=f"{side} sessions",  # a client reconnecting in a loop must not flood the log
         )
+        if side == SERIAL and self._serial.returned(
+            now, held, lambda: self._fate.release(SERIAL)
+        ):
+            return self._take()
         self._fate.release(side)
         return self._take()
 
@@ -214,13 +227,50 @@ class Relay:
         self.present[side] = False
         self._records.session(side, self.session[side], "left", why)
         gone = f"the {side} engine went away"
+        if side == TCP and self._withdraw_offer(gone):
+            return self._take()
         undelivered = self._fate.pending(side)
+        # A game only offered to it, its GAMEREQ never delivered: none open on the engine.
+        unheard = (side == SERIAL and self.judge.phase is Phase.REQUESTED
+                   and self._fate.unheard_offer(SERIAL, TCP))
         self._fate.left(side, gone)
         # Held behind the bridge's check of the serial engine; its game, if it had one.
-        self._serial.left(side, gone, undelivered=undelivered)
+        self._serial.left(side, gone, undelivered=undelivered, unheard_offer=unheard)
         if self._closeouts.left(side, gone, self.settings.grace[side], now):
             self._poll(now)
         return self._take()
+
+    def _after_check(
+        self, item: Item, msg: Message, now: float, *, forwarded: bool = False
+    ) -> None:
+        """A message held behind the serial check goes on: behind a close-out for its side's
+        departed engine too (a newcomer's GAMEREQ is never judged as its predecessor's
+        repeat)."""
+        co = self._closeouts.current
+        if co is not None and item.sender == co.departed:
+            self._closeouts.hold(item, now)
+            return
+        self._judge_and_route(item, msg, now, forwarded=forwarded)
+
+    def _withdraw_offer(self, gone: str) -> bool:
+        """The TCP engine that offered a game left before the serial engine had its GAMEREQ:
+        the offer is withdrawn (never delivered, so nothing to close) and the line is free
+        at once for the next engine's GAMEREQ (docs/bridge.md, "An unanswered GAMEREQ")."""
+        judge = self.judge
+        if judge.phase is not Phase.REQUESTED or judge.side_of(Role.INITIATOR) != TCP:
+            return False
+        if not self._fate.unheard_offer(SERIAL, TCP) or self._closeouts.current is not None:
+            return False
+        why = f"withdrawn: {gone} before the serial engine had its GAMEREQ"
+        self._fate.left(TCP, gone)
+        self._fate.withdraw(SERIAL, TCP, why)
+        self._serial.left(TCP, gone)
+        record = judge.restart(why)
+        if record is not None:
+            self._records.out.append(WriteRecord(record))
+        self._records.log(logging.WARNING, f"{gone} before its GAMEREQ reached the serial "
+                          "engine: the offer is withdrawn; the line is free for the next one")
+        return True
 
     def poll(self, now: float) -> list[Action]:
         """Fire the timers that are due (the grace period, the close-out's patience)."""
@@ -285,9 +335,21 @@ class Relay:
             self._invalid(item, exc)
             return
         item.msg = msg
+        if (sender == SERIAL and isinstance(msg, Move) and self._fate.move_in_flight(SERIAL)
+                and self.judge.phase is Phase.PLAYING and self.judge.would_accept(SERIAL, msg)):
+            self._fate.answered(SERIAL)  # its answer proves it has the MOVE in flight
         for warning in msg.warnings:
             self._habit(sender, NAME_FIELD, f"{warning} (read leniently, forwarded)")
         if self._gameend.answered_for == sender and self._gameend.late(item, msg):
+            return
+        if sender == TCP and isinstance(msg, GameRequest) and self._fate.on_its_way(
+            SERIAL, item.raw
+        ):
+            self._records.drop(
+                item, "duplicate",
+                "the same GAMEREQ is still on its way to the serial engine (not delivered yet): "
+                "it gets one",
+            )
             return
         if self._dropped_chat(item, msg, now):
             return

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dxserial.bridge.closeout import Closeouts
@@ -85,6 +86,9 @@ class SerialCheck:
         self._offer: _Offer | None = None
         self._reoffer: GameRequest | None = None  # offered again once the probe is over
         self._frozen = False  # the bridge stops: the record stays as the wire left it
+        # The messages held for the serial engine while it was away wait for the probe;
+        # this releases them (the relay's), called once the old game is ended.
+        self._release: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ the record
 
@@ -113,6 +117,20 @@ class SerialCheck:
     def rejoined(self) -> None:
         """The serial engine is back after it was given up: it may be anywhere."""
         self.known = not self._enabled
+
+    def returned(self, now: float, held: int, release: Callable[[], None]) -> bool:
+        """The serial engine is back with ``held`` messages kept for it: on the bridge's own
+        evidence (a), the end of its old game goes first, its answer consumed; ``release``
+        sends what was held after that.  True if the release waits for that."""
+        if self.probe is not None and self._release is not None:
+            return True  # back again while the end of its old game is under way
+        if not self._enabled or self.evidence is None or not held or self.probe is not None:
+            return False
+        self._release = release
+        self._start(now, deque(), f"ending the game the serial engine may still have "
+                    f"({self.evidence}) before the {held} message(s) held for it while it "
+                    "was away")
+        return True
 
     def deadline(self) -> float | None:
         probe, offer = self.probe, self._offer
@@ -194,12 +212,15 @@ class SerialCheck:
         self.known = True  # it spoke: whatever it says is judged from here
         return False
 
-    def left(self, side: Side, gone: str, *, undelivered: bool = False) -> None:
+    def left(self, side: Side, gone: str, *, undelivered: bool = False,
+             unheard_offer: bool = False) -> None:
         """The engine on ``side`` left: its messages held behind the check are lost; a
         serial engine given up with a game open (or with messages of ours it never got)
-        may still be in it when it comes back."""
-        if side == SERIAL and self._enabled and (self._judge.game_open or (
-                undelivered and self._recorded)):
+        may still be in it when it comes back.  ``unheard_offer``: the game was only
+        offered to it and the GAMEREQ never delivered: none is open on it for that."""
+        opened = self._judge.game_open and not unheard_offer
+        if side == SERIAL and self._enabled and (opened or (
+                undelivered and self._recorded and not unheard_offer)):
             self.evidence = "the serial engine had a game open when it was given up"
         if side == TCP or self._offer is not None:
             self._offer = None
@@ -299,6 +320,9 @@ class SerialCheck:
         self.probe = None
         self.known = True
         self.evidence = None
+        release, self._release = self._release, None
+        if release is not None:
+            release()  # what was held while it was away: older than anything held here
         again, self._reoffer = self._reoffer, None
         if again is not None:
             self._say(SERIAL, again, "offers the tcp engine's GAMEREQ again, now that any game "

@@ -25,6 +25,7 @@ from dxserial.transports.tcp import DEFAULT_HOST, DXP_PORT, parse_endpoint
 
 DEFAULT_PEER_GRACE = 3.0
 DEFAULT_SERIAL_GRACE = 30.0
+DEFAULT_SILENT_SLOT = 60.0
 #: Where the bridge waits for its TCP engine unless told otherwise.
 DEFAULT_LISTEN = (DEFAULT_HOST, DXP_PORT)
 
@@ -82,6 +83,16 @@ class BridgeConfig:
     kick_old: bool = setting(
         False, kind=bool, panel=CLIENTS, show_default=True,
         help="A second TCP client replaces the first (else it is refused).",
+    )
+    # A TCP client that has sent nothing for this long, with no game open, gives the only
+    # slot up to the next client (docs/bridge.md, "One slot"; 0: never).
+    silent_slot: float = setting(
+        DEFAULT_SILENT_SLOT, kind=float, minimum=0, panel=CLIENTS,
+        help="Seconds a TCP client that has sent nothing, with no game open, keeps the only "
+        f"slot from the next one ({DEFAULT_SILENT_SLOT:g}; 0: for ever).",
+        example=f"{DEFAULT_SILENT_SLOT:g}",
+        about="seconds a TCP client that has sent nothing, with no game open, keeps the slot "
+        "from the next one (0: for ever)",
     )
     # A TCP engine that leaves mid-game has this long before the bridge closes its game.
     peer_grace: float = setting(
@@ -191,5 +202,6 @@ def bridge_config(values: Mapping[str, Any], *, option: bool) -> BridgeConfig:
     return config
 
 
-__all__ = ["DEFAULT_LISTEN", "DEFAULT_PEER_GRACE", "DEFAULT_SERIAL_GRACE", "BridgeConfig",
+__all__ = ["DEFAULT_LISTEN", "DEFAULT_PEER_GRACE", "DEFAULT_SERIAL_GRACE",
+           "DEFAULT_SILENT_SLOT", "BridgeConfig",
            "bridge_config"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import selectors
 import signal
 import sys
@@ -99,7 +100,8 @@ def vpair_command(
     the other reads.  Prints "vpair ready: PATH_A <-> PATH_B" once both exist,
     runs until SIGINT/SIGTERM, then removes its links.
 
-    Commands on stdin, one per line: unplug a|b, replug a|b, toggle a|b, stats.
+    Commands on stdin, one per line: unplug a|b, replug a|b, toggle a|b, stats,
+    noise a|b N [SEED] (N random bytes reach that end, as a noisy line delivers them).
     SIGUSR1 toggles end A.  An unplugged end's path disappears and a program
     holding it open sees a hang-up, as with a pulled USB adapter; replug puts
     a new pty behind the same path.  Bytes sent toward an end that no program
@@ -239,6 +241,14 @@ def _command(pair: VirtualPair, line: str) -> None:
     if verb == "stats" and not args:
         _say(f"stats {json.dumps(pair.stats.as_dict())}")
         return
+    if verb == "noise" and len(args) in (2, 3) and args[0] in ("a", "b") and all(
+        a.isdigit() for a in args[1:]
+    ):
+        rng = random.Random(int(args[2]) if len(args) == 3 else None)
+        count = min(int(args[1]), 65536)
+        pair.noise("a" if args[0] == "a" else "b", rng.randbytes(count))
+        _say(f"noise {args[0]} {count}")
+        return
     if verb in ("unplug", "replug", "toggle") and len(args) == 1 and args[0] in ("a", "b"):
         end: End = "a" if args[0] == "a" else "b"
         try:
@@ -254,6 +264,7 @@ def _command(pair: VirtualPair, line: str) -> None:
             typer.echo(f"vpair: {exc}", err=True)
         return
     typer.echo(
-        f"vpair: unknown command {line!r}; use: unplug a|b, replug a|b, toggle a|b, stats",
+        f"vpair: unknown command {line!r}; use: unplug a|b, replug a|b, toggle a|b, "
+        "noise a|b N [SEED], stats",
         err=True,
     )

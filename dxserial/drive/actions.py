@@ -37,6 +37,15 @@ class Forget:
 
 
 @dataclass(frozen=True)
+class Withdraw:
+    """Stop sending ``raw`` on ``side``'s link: its engine has it (it answered it), though
+    the line never confirmed it (an echo lost to a replug)."""
+
+    side: str
+    raw: bytes
+
+
+@dataclass(frozen=True)
 class Log:
     """One log line; ``kind`` groups repeats for the flood guard."""
 
@@ -135,7 +144,7 @@ class Done:
 
 Action = (
     Send | Forget | Log | Trace | WriteRecord | Observed | News | Say | Work | Reopen | Hangup
-    | Remember | Done
+    | Remember | Done | Withdraw
 )
 
 __all__ = [
@@ -151,6 +160,7 @@ __all__ = [
     "Say",
     "Send",
     "Trace",
+    "Withdraw",
     "Work",
     "WriteRecord",
 ]

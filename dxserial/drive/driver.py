@@ -34,6 +34,7 @@ from dxserial.drive.actions import (
     Say,
     Send,
     Trace,
+    Withdraw,
     Work,
     WriteRecord,
 )
@@ -49,12 +50,15 @@ from dxserial.protocol.nulmodem import (
     LinkProblem,
     MessageDelivered,
     MessageReceived,
+    NulModemLink,
 )
 from dxserial.transports.base import Port
 from dxserial.transports.linkdriver import DEFAULT_HIGH_WATER, LinkDriver
 
 S = TypeVar("S", bound=str)
 T = TypeVar("T")
+#: The longest a stop waits, past its grace, for a NULMODEM frame under way to end.
+FRAME_DRAIN_LIMIT = 30.0
 
 
 @dataclass
@@ -266,6 +270,10 @@ class Driver(Generic[S]):
                 self._trace(action.fields)
         elif isinstance(action, Forget):
             self.pump(self._sides[action.side].name).link.clear()
+        elif isinstance(action, Withdraw):
+            link = self.pump(self._sides[action.side].name).link
+            if isinstance(link, NulModemLink):
+                link.withdraw(action.raw)
         elif isinstance(action, WriteRecord):
             if self._record is not None:
                 self._record(action.record)
@@ -311,20 +319,32 @@ class Driver(Generic[S]):
                 entry.unwritten.clear()
 
     def _log(self, level: int, text: str, kind: str | None) -> None:
-        """Log (and trace) one line; a flood of one ``kind`` is summarised."""
+        """Log (and trace) one line; a flood of one ``kind`` is summarised in the log only:
+        the trace keeps every line (docs/bridge.md, "The log and the trace")."""
         if not self.log.isEnabledFor(level) and self._trace is None:
             return
         if kind is not None:
             show, hidden = self._flood.allow(kind, self.now())
             if hidden:
-                tail = " (counted only; every message is in the trace)"
+                tail = " (held back from the log; every one is in the trace)"
                 self.emit(
                     logging.WARNING,
                     self._flood.summary(kind, hidden, *((tail,) if self._trace else ())),
                 )
             if not show:
+                self._trace_event(level, text, held=True)
                 return
         self.emit(level, text)
+
+    def _trace_event(self, level: int, text: str, *, held: bool = False) -> None:
+        """One log line as a trace record, from INFO up (``held``: not in the log)."""
+        if level >= logging.INFO and self._trace is not None:
+            fields: dict[str, Any] = {
+                "kind": "event", "level": logging.getLevelName(level).lower(), "text": text,
+            }
+            if held:
+                fields["log"] = "held back"
+            self._trace(fields)
 
     def flood_drain(self) -> list[tuple[str, int]]:
         """The kinds of line still hidden by the flood guard, and how many of each."""
@@ -333,10 +353,7 @@ class Driver(Generic[S]):
     def emit(self, level: int, text: str) -> None:
         """One line to the log, and to the trace from INFO up."""
         self.log.log(level, text)
-        if level >= logging.INFO and self._trace is not None:
-            self._trace(
-                {"kind": "event", "level": logging.getLevelName(level).lower(), "text": text}
-            )
+        self._trace_event(level, text)
 
     def _hang_up(self, side: S) -> None:
         port = self.detach(side)
@@ -421,17 +438,24 @@ class Driver(Generic[S]):
         return self.done
 
     async def drain(self, timeout: float) -> None:
-        """Give the messages in flight up to ``timeout`` seconds to be delivered."""
+        """Give the messages in flight up to ``timeout`` seconds to be delivered; then a
+        frame under way still ends (a NULMODEM line: never cut mid-message), none starts."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        links = [
+            e.pump.link for e in self._sides.values()
+            if e.pump is not None and e.pump.port is not None
+        ]
         while loop.time() < deadline:
-            busy = [
-                e for e in self._sides.values()
-                if e.pump is not None and e.pump.port is not None
-                and (e.pump.link.queued or not e.pump.link.idle)
-            ]
-            if not busy and not self._working:
+            if not any(link.queued or not link.idle for link in links) and not self._working:
                 return
+            await asyncio.sleep(0.01)
+        framed = [link for link in links if isinstance(link, NulModemLink)]
+        for link in framed:
+            link.finish_frame()
+        # Each byte is echoed or its echo times out, which ends the attempt: bounded.
+        hard = loop.time() + FRAME_DRAIN_LIMIT
+        while loop.time() < hard and any(link.mid_frame for link in framed):
             await asyncio.sleep(0.01)
 
     def signals(self, *signums: int) -> contextlib.AbstractContextManager[None]:

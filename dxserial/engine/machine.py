@@ -18,7 +18,7 @@ from dxserial.drive.machine import BaseMachine
 from dxserial.engine.player import GameBegun, GameOver, NoAnswer, Note, PeerError, Player
 from dxserial.engine.search import SearchCancelled
 from dxserial.errors import DxSerialError, MessageError
-from dxserial.protocol.messages import Message, colour_name, escape, parse
+from dxserial.protocol.messages import Chat, Message, colour_name, escape, parse
 from dxserial.protocol.nulmodem import LinkProblem
 
 #: The engine's one side: the peer it plays (a serial line, a TCP connection).
@@ -41,6 +41,7 @@ class EngineMachine(BaseMachine[str]):
         self.results: list[GameOver] = []
         self.result: Done | None = None
         self.lost = False  # the link is gone: nothing more can be delivered
+        self._last_chat: str | None = None  # the peer's last words, for the exit line
         self.error: Exception | None = None  # raised to the runner's caller, as before
 
     @property
@@ -70,6 +71,9 @@ class EngineMachine(BaseMachine[str]):
                 return out + self._failed(error)
             return out + self._report() + self._sends(sent) + self._if_over()
         out = [Log(self._msg_level, f"in  {escape(msg.wire)} ({msg.NAME})")]
+        if isinstance(msg, Chat):  # words for the user (a bridge's "busy"): shown, kept
+            self._last_chat = msg.text
+            out.append(Log(logging.INFO, f"the peer says: {msg.text}", "peer chat"))
         for warning in msg.warnings:  # a habit of the peer's, read leniently: once
             if warning not in self._habits:
                 self._habits.add(warning)
@@ -137,7 +141,8 @@ class EngineMachine(BaseMachine[str]):
             return []
         if self.player.hung_up_for_answer():  # told to stop, it stopped: a normal end
             return self._report() + self._over()
-        return self._finish(Done(1, f"link lost: {reason}"))
+        said = f" (its last words: '{self._last_chat}')" if self._last_chat else ""
+        return self._finish(Done(1, f"link lost: {reason}{said}"))
 
     def _failed(self, exc: PeerError) -> list[Action]:
         """The peer kept breaking the protocol: say goodbye and give up."""

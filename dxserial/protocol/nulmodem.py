@@ -101,6 +101,18 @@ def _garbled_copy(raw: bytes, cut: bytes) -> bool:
     return wrong <= 2 and (2 * wrong < n or (len(raw) < len(cut) and 2 * wrong <= n))
 
 
+def _not_evidence(raw: bytes) -> str | None:
+    """Why a message framed by an unknown start byte proves nothing, or ``None``: only a
+    message that parses strictly, and is not a CHAT (any text parses as one), shows a peer."""
+    try:
+        message = parse(raw, strict=True)
+    except MessageError as exc:
+        return f"not a DXP message ({exc})"
+    if raw[:1] == b"C":
+        return f"a CHAT ({type(message).__name__}: any text parses as one) proves no framing"
+    return None
+
+
 def _show(b: int) -> str:
     return f"0x{b:02x} {chr(b)!r}" if 0x20 <= b <= 0x7E else f"0x{b:02x}"
 
@@ -174,6 +186,12 @@ class NulModemLink:
         self._last_heard = -math.inf  # last byte from the peer: a sign of life
         self._now = -math.inf
 
+        self._finishing = False  # stopping: the frame in progress ends, none starts
+        # After a reopen, a message whose end byte was written (the peer may have it) waits
+        # one timeout for the peer's answer before it is sent again (docs/nulmodem.md).
+        self._hold_pending = False
+        self._hold_until = -math.inf
+
         self._out = bytearray()
         self._events: list[LinkEvent] = []
 
@@ -246,16 +264,20 @@ class NulModemLink:
         elif self._rx_start is None and self._tx is _Tx.WAITING:
             times.append(self._retry_at)
         elif self._rx_start is None and self._queue:
-            times.append(self._now)  # due at once (after reset)
+            # due at once (after reset), or when the hold after a reopen ends
+            times.append(max(self._now, self._hold_until))
         return min(times) if times else None
 
     def reset(self) -> None:
         """After the port was reopened: drop partial state; queued messages stay.
 
         The message in flight goes back to the front of the queue and is sent again from
-        its start byte. The framing learned from the peer is kept.
+        its start byte; if its end byte had been written, only after one timeout (the peer may
+        have it: its answer comes first).  The framing learned from the peer is kept.
         """
         if self._current is not None:
+            ended = self._tx is _Tx.SENDING and self._pos == len(self._frame) - 1
+            self._hold_pending = ended
             self._queue.appendleft(self._current)
             self._current = None
         self._tx = _Tx.IDLE
@@ -295,6 +317,7 @@ class NulModemLink:
         self._queue.clear()
         self._current = None
         self.reset()
+        self._hold_pending, self._hold_until = False, -math.inf
         return dropped
 
     @property
@@ -312,6 +335,35 @@ class NulModemLink:
         """Nothing queued, nothing in flight, not mid-receive, nothing left to write."""
         return self.queued == 0 and self._rx_start is None and not self._out
 
+    def withdraw(self, raw: bytes) -> bool:
+        """Stop sending ``raw`` (the one in flight or the first queued): the caller knows
+        the peer has it (it answered it), though its last echo never came back.  A frame of
+        it under way is abandoned where it stands (the peer's receiver drops the part)."""
+        if self._current == raw:
+            self._current = self._refused = None
+            self._tx = _Tx.IDLE
+            self._failures = 0
+            self._try_start(self._now)
+            return True
+        if raw in self._queue:
+            first = self._queue[0] == raw
+            self._queue.remove(raw)
+            if first:  # the one held after a reopen: the next goes at once
+                self._hold_pending, self._hold_until = False, -math.inf
+                self._try_start(self._now)
+            return True
+        return False
+
+    def finish_frame(self) -> None:
+        """The program stops: the frame in progress (either way) may end; no other starts,
+        and a failed one is not started over (docs/bridge.md, "A stop never cuts a frame")."""
+        self._finishing = True
+
+    @property
+    def mid_frame(self) -> bool:
+        """A frame is under way on the line: ours sent in part, or the peer's received in part."""
+        return self._tx is _Tx.SENDING or self._rx_start is not None
+
     @property
     def framing(self) -> tuple[int, int]:
         """The start and end bytes our own messages are sent with now."""
@@ -323,6 +375,8 @@ class NulModemLink:
         self._now = now
         if self._tx is _Tx.SENDING and now >= self._echo_deadline:
             b = self._frame[self._pos]
+            if self._pos == 0 and (self._send_start, self._send_end) != (self._start, self._end):
+                self._unlearn()
             self._fail(
                 now,
                 f"no echo of {_show(b)} (byte {self._pos + 1} of {len(self._frame)}) within "
@@ -332,7 +386,8 @@ class NulModemLink:
         if self._rx_start is not None and now >= self._rx_deadline:
             self._problem(
                 f"peer silent for {self._timeout:g} s in the middle of a message: "
-                f"{len(self._rx_buf)} characters dropped"
+                f"{len(self._rx_buf)} characters dropped",
+                noise=self._unconfirmed(),
             )
             self._rx_idle()
 
@@ -340,7 +395,16 @@ class NulModemLink:
 
     def _try_start(self, now: float) -> None:
         """Start (or start over) the next message if the line is ours to use."""
-        if self._tx is _Tx.SENDING or self._rx_start is not None:
+        if self._tx is _Tx.SENDING or self._rx_start is not None or self._finishing:
+            return
+        if self._hold_pending and self._queue:
+            self._hold_pending = False
+            self._hold_until = now + self._timeout
+            self._problem(
+                f"'{escape(self._queue[0])}' had all its bytes written when the port was lost: "
+                f"the peer may have it; sent again in {self._timeout:g} s unless it answers"
+            )
+        if now < self._hold_until:
             return
         if self._current is None:
             if not self._queue:
@@ -452,6 +516,13 @@ class NulModemLink:
         """Receiver duty: echo ``b`` if it belongs to a message, and collect the message."""
         if now < self._deaf_until:
             return
+        if self._rx_start is not None and self._unconfirmed() and not self._echo_written:
+            # A handshaking peer sends no byte before the echo of the one before it was
+            # written: a frame on an unknown start byte that runs ahead of our echoes is noise.
+            self._noise_frame(bytes([self._rx_start]) + bytes(self._rx_buf))
+            if b not in (self._start, self._learned_start):
+                self._stray(b)
+                return
         idle = self._rx_start is None
         starts = b in (self._start, self._learned_start, self._rx_start) or (
             self._learning and _is_control(b) and b != self._end and self._may_learn_start()
@@ -559,6 +630,27 @@ class NulModemLink:
             self._strays.append(b)
         self._stray_count += 1
 
+    def _unlearn(self) -> None:
+        """Not even our start byte came back: the framing learned does not hold; the next
+        attempt uses the configured one (docs/nulmodem.md)."""
+        self._problem(
+            f"no echo of our start byte 0x{self._send_start:02x}, learned from the peer: back "
+            f"to the configured framing 0x{self._start:02x}/0x{self._end:02x}"
+        )
+        self._send_start, self._send_end = self._start, self._end
+        self._learned_start = None
+        self._learning = self._learn
+
+    def _unconfirmed(self) -> bool:
+        """The message being received began with a start byte not (yet) known."""
+        return self._rx_start not in (self._start, self._learned_start)
+
+    def _noise_frame(self, data: bytes) -> None:
+        """A frame begun on an unknown start byte turned out to be noise: counted as strays."""
+        self._rx_idle()
+        for b in data:
+            self._stray(b)
+
     def _may_learn_start(self) -> bool:
         """An unknown control byte starts a message only on an idle line, or right after
         an unconfirmed or learned start byte (then it replaces it)."""
@@ -574,8 +666,9 @@ class NulModemLink:
                 self._cut = (bytes(self._rx_buf), "cut off by a start byte")
         elif b not in (self._start, self._learned_start):
             self._problem(
-                f"control byte {_show(b)} on an idle line: taking it as the peer's start byte "
-                f"(configured: 0x{self._start:02x})"
+                f"control byte {_show(b)} on an idle line: echoed as a possible start byte "
+                f"(configured: 0x{self._start:02x}); learned only if a whole DXP message "
+                "follows, echo by echo"
             )
         self._rx_start = b
         self._rx_buf.clear()
@@ -595,13 +688,12 @@ class NulModemLink:
             self._problem(f"message '{escape(raw)}' dropped: {spoiled}", noise=True)
             self._cut = (raw, f"dropped for its {spoiled.split(':')[0]}")
             return
-        if start != self._start:
-            try:
-                parse(raw, strict=False)
-            except MessageError as exc:
+        if start not in (self._start, self._learned_start):
+            why = _not_evidence(raw)
+            if why is not None:
                 self._problem(
                     f"message '{escape(raw)}' between start byte 0x{start:02x} and end byte "
-                    f"0x{end:02x} dropped: not a DXP message ({exc}), more likely noise",
+                    f"0x{end:02x} dropped: {why}, more likely noise; framing not learned",
                     noise=True,
                 )
                 return

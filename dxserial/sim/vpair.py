@@ -196,6 +196,18 @@ class VirtualPair:
         target = self._end(end)
         self._call(lambda: self._do_replug(target))
 
+    def noise(self, end: End, data: bytes) -> None:
+        """``data`` reaches ``end`` as if the line carried it (a PC powering up, a cable
+        plugged in): paced and faulted like any byte on its way there."""
+        lane = self._lanes[1] if end == "a" else self._lanes[0]
+        payload = bytes(data)
+
+        def inject() -> None:
+            with self._lock:
+                lane.feed(payload, time.monotonic())
+
+        self._call(inject)
+
     def toggle(self, end: End) -> bool:
         """Unplug ``end`` if plugged, else replug it; returns whether it is now plugged."""
         if self.plugged(end):
