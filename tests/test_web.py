@@ -66,6 +66,7 @@ async def browser(tmp_path: Path) -> AsyncIterator[Browser]:
         await b.close()
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
 async def test_the_page_follows_a_match_move_by_move(tmp_path: Path, browser: Browser) -> None:
     pdn = tmp_path / "pdn"
@@ -154,6 +155,7 @@ async def test_the_page_follows_a_game_through_the_bridge(
     assert card["clock"] == f"White {clock(white)}  Black {clock(black)}"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
 async def test_the_page_follows_a_tournament_to_its_crosstable(tmp_path: Path, browser: Browser) -> None:
     names = ("alpha", "beta")
@@ -210,6 +212,7 @@ THINKING = (
 )
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
 async def test_the_page_shows_a_hub_engines_thinking_beside_its_moves(
     tmp_path: Path, browser: Browser
