@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from dxserial.draughts import Position
+from dxserial.draughts.notation import pdn_moves
 from dxserial.testing.browser import CHROMIUM_MISSING, Browser
 from dxserial.tournament.charts import llr_svg, ratings_svg
 from dxserial.tournament.event import GameResultEntry, Scores, ratings_json
@@ -63,8 +64,23 @@ async def test_the_lab_page_puts_play_first_and_folds_finished_games(tmp_path: P
         server.publish({"kind": "result", "number": 1, "result": "1-1", "reason": "agreed"})
         server.publish({"kind": "game", "number": 2, "white": "gamma", "black": "nil",
                         "fen": start, "minutes": 5})
+        said: list[dict[str, Any] | None] = [  # a Hub engine's, a DXP engine's, depth only
+            {"score": 0.35, "depth": 12, "pv": []}, None, {"score": None, "depth": 7}]
+        position = Position.start()
+        for ply, thinking in enumerate(said):
+            move, text = pdn_moves(position)[0]
+            position = position.play(move)
+            server.publish({"kind": "move", "number": 2, "pdn": text, "fen": position.to_fen(),
+                            "colour": "Black" if ply % 2 else "White", "thinking": thinking})
         server.publish(standings(finished()))
         await browser.wait_for("document.querySelectorAll('#charts svg').length === 2")
+        evals = await browser.evaluate(
+            "[...document.querySelectorAll('#game-2 .ply')].filter(p => p.firstChild)"
+            ".map(p => p.querySelector('.eval')?.textContent ?? null)")
+        assert evals == ["+0.35/12", None, "depth 7"]  # nothing beside the DXP engine's move
+        pv = await browser.evaluate("document.querySelector('#game-2 .pv').textContent")
+        assert pv == f"last move {text}: depth 7"
+        assert await browser.evaluate("document.querySelector('#game-1 .eval, #game-1 .pv')") is None
         on_top = await browser.evaluate(
             "[...document.querySelectorAll('#games .game')].map(c => +c.dataset.number)")
         assert on_top == [2]  # the game in play; game 1 is folded away

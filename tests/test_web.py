@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -65,6 +66,7 @@ async def browser(tmp_path: Path) -> AsyncIterator[Browser]:
         await b.close()
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
 async def test_the_page_follows_a_match_move_by_move(tmp_path: Path, browser: Browser) -> None:
     pdn = tmp_path / "pdn"
@@ -153,6 +155,7 @@ async def test_the_page_follows_a_game_through_the_bridge(
     assert card["clock"] == f"White {clock(white)}  Black {clock(black)}"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
 async def test_the_page_follows_a_tournament_to_its_crosstable(tmp_path: Path, browser: Browser) -> None:
     names = ("alpha", "beta")
@@ -196,6 +199,87 @@ async def test_the_page_follows_a_tournament_to_its_crosstable(tmp_path: Path, b
         assert white.startswith(record.white) and black.startswith(record.black)
     table = await browser.evaluate("document.getElementById('table').textContent")
     assert table.startswith("crosstable after 2 of 2 game(s)")
+    # DXP engines tell no score: no eval beside a move, no PV line, nothing made up.
+    assert await browser.evaluate("document.querySelector('.eval, .pv, .game.thinks')") is None
+
+
+#: Each card's move cells (move, and its eval where the mover told one) and its PV line.
+THINKING = (
+    "[...document.querySelectorAll('.game')].map(c => ({head: c.querySelector('.head')"
+    ".textContent, thinks: c.classList.contains('thinks'), pv: c.querySelector('.pv')?.textContent"
+    " ?? null, plies: [...c.querySelectorAll('.ply')].filter(p => p.firstChild).map(p =>"
+    " [p.firstChild.textContent.trim(), p.querySelector('.eval')?.textContent ?? null])}))"
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
+async def test_the_page_shows_a_hub_engines_thinking_beside_its_moves(
+    tmp_path: Path, browser: Browser
+) -> None:
+    """Two built-in Hub engines and one DXP engine: each Hub engine's move has its eval and
+    depth beside it, as in the PDN's [%eval]; the DXP engine's moves have nothing."""
+    spec = tmp_path / "lab.toml"
+    spec.write_text(
+        'event = "Thinking"\nmax_moves = 4\nminutes = 1\nmove_timeout = 20\npdn = "games"\n'
+        + "".join(f'[engines.{name}]\nspeaks = "hub"\ncommand = ["{sys.executable}", "-m", '
+                  f'"dxserial", "hub-engine", "--depth", "{depth}"]\n'
+                  for name, depth in (("two", 2), ("three", 3)))
+        + '[engines.dxp]\nendpoint = "listen://127.0.0.1:0"\n'
+    )
+    procs: list[Cli] = []
+    try:
+        director = Cli("tournament", str(spec), "--web", "127.0.0.1:0")
+        procs.append(director)
+        url = director.out.expect("web view: ", timeout=20).split()[-1]
+        found = re.search(r"engine dxp: listening on .*:(\d+)$",
+                          director.out.expect("engine dxp: listening", timeout=30))
+        assert found
+        await browser.call("Page.navigate", url=url)
+        await browser.wait_for("document.getElementById('status').textContent === 'live'")
+        # Only now can the DXP engine's games start, so the director is still running.
+        procs.append(Cli("engine", f"tcp://127.0.0.1:{found.group(1)}", "--role", "follower",
+                         "--depth", "1", "--seed", "1", "--name", "dxp"))
+        assert director.wait(120) == 0, director.out.lines[-20:]
+        await browser.wait_for(CARDS % 6)
+        shown = await browser.evaluate(THINKING)
+        await browser.call("Emulation.setDeviceMetricsOverride", width=1300, height=1000,
+                           deviceScaleFactor=1, mobile=False)
+        assert await browser.evaluate("document.documentElement.scrollWidth <= 1300")
+        await browser.screenshot(tmp_path / "thinking.png")
+    finally:
+        for proc in reversed(procs):
+            proc.stop()
+            proc.__exit__(None, None, None)
+    records = {int(r.round): r for path in (tmp_path / "games").glob("*-g*.pdn")
+               for r in read_pdn(path)}
+    assert len(shown) == len(records) == 6
+    for card in shown:
+        number = int(card["head"].split(":")[0].split()[-1])
+        record = records[number]
+        assert [move for move, _ in card["plies"]] == [m.text for m in record.moves]
+        for ply, (_, said) in enumerate(card["plies"], 1):
+            white = ply % 2 == 1
+            mover = record.white if white else record.black
+            thinking = record.thinking.get(ply)
+            if mover.startswith("dxp"):  # a DXP engine: an empty cell, nothing made up
+                assert said is None and thinking is None
+            elif thinking is None:  # a forced move: no search, no info
+                assert said is None
+            else:  # the PDN's [%eval S,D] is from White's side, as the page shows it
+                assert thinking.score is not None and thinking.depth in (2, 3)
+                score = (thinking.score if white else -thinking.score) + 0.0  # no -0.00
+                assert said == f"{'+' if score > 0 else ''}{score:.2f}/{thinking.depth}"
+        hub_game = not (record.white.startswith("dxp") or record.black.startswith("dxp"))
+        if hub_game:
+            assert card["thinks"] and any(said for _, said in card["plies"])
+        last = record.thinking.get(record.plies)
+        if last is None:
+            assert card["pv"] is None
+        else:
+            assert card["pv"].startswith(f"last move {record.moves[-1].text}: ")
+            assert card["pv"].endswith("pv " + " ".join(last.pv))
+    assert any(card["thinks"] for card in shown)
 
 
 @pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))

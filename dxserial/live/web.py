@@ -249,6 +249,10 @@ PAGE = """<!doctype html>
  .num { color: #999; }
  .ply.last { background: #d8e8b0; font-weight: 700; }
  .result { grid-area: result; font-weight: 600; }
+ .game.thinks { width: 600px; grid-template-areas:
+         "head head" "clock clock" "board moves" "pv pv" "result result"; }
+ .eval { color: #777; font-size: .85em; }
+ .pv { grid-area: pv; font-family: monospace; font-size: .85em; color: #555; }
  table { border-collapse: collapse; background: #fff; border-radius: 6px; }
  caption { text-align: left; font-weight: 600; padding: .3em 0; }
  th, td { padding: .15em .5em; text-align: left; font-variant-numeric: tabular-nums;
@@ -378,8 +382,19 @@ function tick() {
 }
 setInterval(tick, 250);
 
+function evalText(t) {
+  // A Hub engine's thinking as fastchess writes it beside a move: "+0.35/12" (score in men
+  // from White's side, depth); "" for a move without (a DXP engine's: nothing made up).
+  if (!t) return "";
+  const score = typeof t.score === "number"
+    ? (t.score > 0 ? "+" : "") + t.score.toFixed(2) : "";
+  const depth = typeof t.depth === "number" ? (score ? "/" : "depth ") + t.depth : "";
+  return score + depth;
+}
+
 function moveList(game) {
   const moves = document.createElement("div"); moves.className = "moves";
+  const thinking = game.thinking || [];
   for (let i = 0; i < game.moves.length; i += 2) {
     const row = document.createElement("div"); row.className = "row";
     const n = document.createElement("span"); n.className = "num";
@@ -388,6 +403,11 @@ function moveList(game) {
       const m = document.createElement("span"); m.className = "ply";
       if (j < game.moves.length) m.textContent = game.moves[j] + " ";
       if (j === game.moves.length - 1) m.classList.add("last");
+      const said = evalText(thinking[j]);
+      if (said) {
+        const e = document.createElement("span"); e.className = "eval"; e.textContent = said;
+        e.title = "score from White's side (1.00 a man) / depth"; m.append(e);
+      }
       row.append(m);
     }
     moves.append(row);
@@ -420,6 +440,16 @@ function showGame(game) {
   if (game.opening) clocks.append("  opening " + game.opening);
   const moves = moveList(game);
   card.append(head, clocks, drawBoard(game.fen, lastSquares(game.moves)), moves);
+  const thinking = game.thinking || [];
+  card.classList.toggle("thinks", thinking.some(t => t));
+  const latest = thinking[game.moves.length - 1];
+  if (latest) {  // the latest move's principal variation, as the engine saw it
+    const pv = document.createElement("div"); pv.className = "pv";
+    const line = (latest.pv || []).join(" ");
+    pv.textContent = "last move " + game.moves[game.moves.length - 1] + ": "
+      + evalText(latest) + (line ? ", pv " + line : "");
+    card.append(pv);
+  }
   if (game.result) {
     const r = document.createElement("div"); r.className = "result";
     r.textContent = game.result + " (" + game.reason + ")"; card.append(r);
