@@ -2,7 +2,7 @@
 """Fault suite: the real bridge on a bad line and with awkward TCP peers, message by message.
 
 ``python3 bench/faults.py`` runs the long form and prints a Markdown table; bench/run.py
-gets the same text from :func:`section`.  tests/test_faults.py runs a short form of each
+gets the same text from :func:`section`.  tests/bridge/test_faults.py runs a short form of each
 scenario through the same functions and asserts on the figures.
 
 The rig is what a user runs: ``dxserial vpair`` (the cable, with seeded drop/corrupt faults

@@ -58,7 +58,7 @@ def load_targets() -> dict[str, Any]:
 
 
 def known_bugs() -> dict[str, str]:
-    """The ``test_known_bug_*`` tests of tests/test_fuzz.py and their xfail reasons."""
+    """The ``test_known_bug_*`` tests of tests/testing/test_fuzz.py and their xfail reasons."""
     from dxserial.testing.fuzz import KNOWN_BUGS
 
     return dict(KNOWN_BUGS)
@@ -180,7 +180,7 @@ def run_section(args: argparse.Namespace) -> str:
         )
     text = "\n".join(lines)
     text += (
-        "\n\nLong form of tests/test_fuzz.py (targets in dxserial.testing.fuzz): "
+        "\n\nLong form of tests/testing/test_fuzz.py (targets in dxserial.testing.fuzz): "
         f"`python3 bench/fuzz.py --seconds {seconds:g}` "
         "(hypothesis, fresh random rounds until the time per target is up; a failure is "
         "shrunk and shown with its falsifying example). Bugs the targets found earlier, in "

@@ -2,11 +2,11 @@
 """Line soak (issue 36): the line at its worst, on several lines at once, for minutes.
 
 ``python3 bench/line_soak.py --lines 3 --minutes 4`` prints a Markdown table;
-tests/test_line_soak.py runs a short form through :func:`line_soak`.
+tests/project/test_line_soak.py runs a short form through :func:`line_soak`.
 
 Each line is what a user runs: ``dxserial vpair`` (the cable), ``dxserial bridge`` on end A
 (the serial check on, ``--serial-grace``, PDN and trace; the line paced at 9600 baud), the
-strict engine (``python -m dxserial.testing.strict``, follower, NULMODEM) on end B, and for
+strict engine (``python -m dxserial.standins.strict``, follower, NULMODEM) on end B, and for
 each round a built-in engine as initiator over TCP (``dxserial engine tcp://...``, two games
 of at most 40 moves); a fault of a round comes 0.3-1.5 s into its first game.
 Every line's state file goes in one shared folder, and two of the lines have look-alike
@@ -57,12 +57,12 @@ BRIDGE_ARGS = ("--echo-timeout", "2", "--max-attempts", "1000")
 
 
 class Strict(Cli):
-    """The strict engine as a process (``python -m dxserial.testing.strict``)."""
+    """The strict engine as a process (``python -m dxserial.standins.strict``)."""
 
     def __init__(self, directory: Path, endpoint: str, seed: int) -> None:
         self._err_file = (directory / "strict.log").open("a")
         self.proc = subprocess.Popen(
-            [PY, "-m", "dxserial.testing.strict", endpoint, "--role", "follower",
+            [PY, "-m", "dxserial.standins.strict", endpoint, "--role", "follower",
              "--games", "100000", "--seed", str(seed)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err_file, text=True,
         )
@@ -311,7 +311,7 @@ def describe(lines: int, seconds: float, grace: float, baud: int, lookalike: boo
     return (
         f"{lines} lines on `dxserial vpair --baud {baud}` for {seconds / 60:g} min, each: "
         f"`dxserial bridge` (serial check on, `--serial-grace {grace:g}`, one state folder "
-        "for all), the strict engine (`python -m dxserial.testing.strict`, follower) on the "
+        "for all), the strict engine (`python -m dxserial.standins.strict`, follower) on the "
         "serial end, per round a built-in engine over TCP (initiator, two games of at most "
         "40 moves) and one event at random: plain, noise (4-400 random bytes towards the "
         "bridge before the client and after its games), short unplug (< grace, mid-game), "

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-import dxserial.bridge.core as core
+import dxserial.bridge.runner as core
 from dxserial.bridge.judge import Side, other
 from dxserial.bridge.relay import Relay
 from dxserial.cli import main as cli_main

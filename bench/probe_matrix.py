@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """``dxserial probe`` against every peer of its issue, with real processes: the long form of
-tests/test_probe_cli.py (which runs four representative peers).
+tests/host/test_probe_cli.py (which runs four representative peers).
 
 For each peer: ``dxserial vpair --termios``, the built-in engine on end B with its own start
 and end bytes (learning off, as a DOS program that knows only its own) and its own speed, or

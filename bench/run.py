@@ -34,7 +34,7 @@ Sections (``--only NAME`` runs one and keeps the others' last figures in RESULTS
   by SIGHUP: every PDN replays, every line's counts add up, the others untouched.
 * ``cluster``: bench/cluster_rate.py, games per hour of a tournament here and on 2 Dask
   workers on this machine beside the same tournament played here; the director's CPU per game.
-* ``fuzz``: the long form of tests/test_fuzz.py, ``DXSERIAL_FUZZ_SECONDS`` (default 20)
+* ``fuzz``: the long form of tests/testing/test_fuzz.py, ``DXSERIAL_FUZZ_SECONDS`` (default 20)
   per target; see bench/fuzz.py.
 
 Every figure is a median over repeated runs on the machine described at the top of the

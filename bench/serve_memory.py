@@ -228,9 +228,9 @@ IMPORTS = (
     ("+ asyncio (it imports ssl: libssl, libcrypto)", "import asyncio"),
     ("+ typer (the command line)", "import asyncio, typer"),
     ("+ the bridge (relay, referee, move generation, pyserial)",
-     "import asyncio, typer, dxserial.bridge.core"),
+     "import asyncio, typer, dxserial.bridge.runner"),
     ("+ serve, its command and uvloop: dxserial serve's start-up",
-     "import dxserial.cli.serve_cmd, dxserial.serve.daemon, dxserial.serve.status, uvloop"),
+     "import dxserial.cli.serve_cmd, dxserial.serve.runner, dxserial.serve.status, uvloop"),
 )
 
 
@@ -253,7 +253,7 @@ _HEAP = """
 import asyncio, contextlib, gc, sys, tracemalloc
 from pathlib import Path
 tracemalloc.start()
-from dxserial.serve.daemon import Daemon
+from dxserial.serve.runner import Daemon
 from dxserial.serve.rig import parse_rig
 from dxserial.sim.memory import cable
 

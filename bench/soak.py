@@ -2,7 +2,7 @@
 """Soak run: games between built-in engines through the bridge over NULMODEM.
 
 ``python3 bench/soak.py --games 60`` prints a Markdown table; bench/run.py gets the same
-text from :func:`section`; tests/test_soak.py runs a short form through :func:`soak`.
+text from :func:`section`; tests/bridge/test_soak.py runs a short form through :func:`soak`.
 
 Everything runs as a user would run it, each in its own process: ``dxserial vpair --baud
 B`` (an emulated serial line), ``dxserial bridge --pdn DIR`` on end A, the built-in engine

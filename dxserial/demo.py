@@ -29,7 +29,7 @@ from dxserial.engine.player import Player, PlayerConfig
 from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.errors import DxSerialError, PortError
 from dxserial.game.referee import Referee
-from dxserial.hosting import dos_engine as dosbox_engine
+from dxserial.processes import dos_engine as dosbox_engine
 from dxserial.protocol.messages import (
     AcceptCode,
     Chat,

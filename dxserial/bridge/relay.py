@@ -342,16 +342,7 @@ class Relay:
             self._habit(sender, NAME_FIELD, f"{warning} (read leniently, forwarded)")
         if self._gameend.answered_for == sender and self._gameend.late(item, msg):
             return
-        if sender == TCP and isinstance(msg, GameRequest) and self._fate.on_its_way(
-            SERIAL, item.raw
-        ):
-            self._records.drop(
-                item, "duplicate",
-                "the same GAMEREQ is still on its way to the serial engine (not delivered yet): "
-                "it gets one",
-            )
-            return
-        if self._dropped_chat(item, msg, now):
+        if self._dropped(item, msg, now):
             return
         if not self._carried(item):
             return
@@ -389,9 +380,19 @@ class Relay:
             return
         self._judge_and_route(item, msg, now)
 
-    def _dropped_chat(self, item: Item, msg: Message, now: float) -> bool:
-        """A CHAT not passed on: a NULMODEM retransmission, or a console command blocked."""
+    def _dropped(self, item: Item, msg: Message, now: float) -> bool:
+        """A message not passed on: a TCP GAMEREQ repeated while the first is still on its
+        way, a CHAT's NULMODEM retransmission, or a console command blocked."""
         assert item.sender is not None
+        if item.sender == TCP and isinstance(msg, GameRequest) and self._fate.on_its_way(
+            SERIAL, item.raw
+        ):
+            self._records.drop(
+                item, "duplicate",
+                "the same GAMEREQ is still on its way to the serial engine (not delivered yet): "
+                "it gets one",
+            )
+            return True
         if self._repeated_chat(item.sender, msg, now):
             self._records.drop(
                 item, "duplicate",

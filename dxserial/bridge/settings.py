@@ -87,7 +87,7 @@ class BridgeConfig:
     # A TCP client that has sent nothing for this long, with no game open, gives the only
     # slot up to the next client (docs/bridge.md, "One slot"; 0: never).
     silent_slot: float = setting(
-        DEFAULT_SILENT_SLOT, kind=float, minimum=0, panel=CLIENTS,
+        DEFAULT_SILENT_SLOT, kind=float, minimum=0, option=False,
         help="Seconds a TCP client that has sent nothing, with no game open, keeps the only "
         f"slot from the next one ({DEFAULT_SILENT_SLOT:g}; 0: for ever).",
         example=f"{DEFAULT_SILENT_SLOT:g}",

@@ -18,10 +18,10 @@ from dxserial.cli.common import configure_logging
 from dxserial.cli.engine_settings import SETTINGS
 from dxserial.cli.options import link_kind, parameters
 from dxserial.drive.driver import on_signals
+from dxserial.engine.hub_mover import HubMover, check_hub_level, hub_name
 from dxserial.engine.player import DEFAULT_NAME, Player, PlayerConfig
 from dxserial.engine.runner import EngineRunner, RunResult
 from dxserial.errors import ConfigError
-from dxserial.hub.process import HubMover, check_hub_level, hub_name
 from dxserial.line_settings import check_nulmodem
 from dxserial.protocol.links import NulModemSettings
 from dxserial.setting import checked

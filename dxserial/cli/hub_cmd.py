@@ -25,7 +25,7 @@ from dxserial.engine.player import check_name
 from dxserial.engine.runner import RunResult
 from dxserial.errors import ConfigError
 from dxserial.hub.adapter import AdapterConfig, HubAdapter
-from dxserial.hub.adapter_runner import HubAdapterRunner
+from dxserial.hub.runner import HubAdapterRunner
 from dxserial.transports.endpoints import EngineEndpoint, parse_engine_endpoint
 
 _LINE = "DXP line"

@@ -8,8 +8,8 @@ from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import HUB_QUIET_HELP, HUB_VERBOSE_HELP, configure_logging
 from dxserial.engine.player import DEFAULT_DEPTH, MAX_DEPTH, check_depth
-from dxserial.hub.engine import HubEngine
-from dxserial.hub.engine_runner import run_hub_engine
+from dxserial.hub_engine.engine import HubEngine
+from dxserial.hub_engine.runner import run_hub_engine
 
 
 @app.command("hub-engine")

@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -130,8 +131,8 @@ def _name_lines() -> None:
 
 
 async def _serve(spec: object, web: str | None, option: str) -> None:
-    from dxserial.serve.daemon import Daemon
     from dxserial.serve.rig import RigSpec
+    from dxserial.serve.runner import Daemon
     from dxserial.serve.status import serve_status, socket_path
 
     assert isinstance(spec, RigSpec)
@@ -146,19 +147,13 @@ async def _serve(spec: object, web: str | None, option: str) -> None:
     # there, not that the first one's web port is taken.
     server = await serve_status(where, daemon.status)
     if web is not None:
-        from dxserial.live.web import start_web
-        from dxserial.serve.page import RigPage
-
-        given = option if option == "--web" else f"web ({spec.path})"
         try:
-            view = await start_web(web, list(spec.web_allow), _say,
-                                   f"dxserial serve {spec.path}", option=given)
+            view, page = await _start_page(spec, web, option)
         except BaseException:
             server.close()
             with contextlib.suppress(OSError):
                 where.unlink()
             raise
-        page = RigPage(view)
     loop = asyncio.get_running_loop()
     reloads: set[asyncio.Task[str]] = set()
 
@@ -195,9 +190,20 @@ async def _serve(spec: object, web: str | None, option: str) -> None:
     sys.stdout.flush()
 
 
-async def _redraw(page: object, daemon: object) -> None:
-    from dxserial.serve.daemon import Daemon
+async def _start_page(spec: Any, web: str, option: str) -> tuple[Any, Any]:
+    """The live page of every line's games at ``web`` (``option`` names where it was set)."""
+    from dxserial.live.web import start_web
     from dxserial.serve.page import RigPage
+
+    given = option if option == "--web" else f"web ({spec.path})"
+    view = await start_web(web, list(spec.web_allow), _say, f"dxserial serve {spec.path}",
+                           option=given)
+    return view, RigPage(view)
+
+
+async def _redraw(page: object, daemon: object) -> None:
+    from dxserial.serve.page import RigPage
+    from dxserial.serve.runner import Daemon
 
     assert isinstance(page, RigPage) and isinstance(daemon, Daemon)
     while True:

@@ -98,7 +98,7 @@ def tournament_command(
     address = check_cluster(cluster, "--cluster") if cluster is not None else spec.cluster
     tournament: Tournament
     if address is not None:
-        from dxserial.cluster.director import ClusterTournament
+        from dxserial.cluster.runner import ClusterTournament
 
         tournament = ClusterTournament(
             spec,

@@ -35,9 +35,9 @@ from typing import Any
 
 from dxserial.cluster.jobs import EngineNotStarted, GameJob, GameOutcome, tally
 from dxserial.errors import DxSerialError
-from dxserial.hosting.host import CommandEndpoint
 from dxserial.match.links import EngineDesk, MatchEngine
 from dxserial.match.runner import Match
+from dxserial.processes.endpoint import CommandEndpoint
 from dxserial.tournament.spec import EngineEntry
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions
 

@@ -1,6 +1,6 @@
 """Where the built-in DXP player can get its moves from instead of its own search.
 
-A :class:`MoveSource` (a Hub engine process: :class:`~dxserial.hub.process.HubMover`)
+A :class:`MoveSource` (a Hub engine process: :class:`~dxserial.engine.hub_mover.HubMover`)
 is asked once per move with the game's positions so far (the last is where it is to move),
 in the runner's worker thread; :class:`MoverFailed` means it gave
 no legal move, and the player ends its game with a GAMEEND.

@@ -41,7 +41,7 @@ No serial ports found.
     the USB device is seen at all; if it is but no ttyUSB appears, its driver is missing.
   - A CH340 that appears and is gone a second later ("usbfs: interface 0 claimed by ch341
     while 'brltty' sets config"): brltty took it. Remove brltty if nobody uses a braille
-    display (`sudo apt remove brltty`); see docs/hardware/port-grabbers.md in the source.
+    display (`sudo apt remove brltty`); see firmware_notes/port-grabbers.md in the source.
   - A `dxserial vpair` end or another pseudo-terminal is not listed by itself: pass its
     path with --include PATH."""
 

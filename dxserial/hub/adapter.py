@@ -1,6 +1,6 @@
 """A DXP engine as a Hub engine, sans-I/O: Hub lines and DXP messages in, actions out.
 
-``dxserial hub ENDPOINT`` runs this machine (:mod:`dxserial.hub.adapter_runner`):
+``dxserial hub ENDPOINT`` runs this machine (:mod:`dxserial.hub.runner`):
 a Hub GUI or bot talks to it on stdin/stdout, and it is the DXP initiator towards the
 engine at ENDPOINT.  Each ``go`` is played through that engine:
 

@@ -4,7 +4,7 @@ Where dxserial is to move it sends GAMEEND (on behalf of the absent opponent: ``
 says which); where the engine is to move it waits for the engine's GAMEEND (or its next
 MOVE, which is not relayed, and then sends its own).  An engine that leaves our GAMEEND
 unanswered for ``gameend_timeout`` (GWD's default) has answered by its silence; one that has
-not finished by ``timeout`` fails.  Used by :class:`~dxserial.match.conductor.GameConductor`.
+not finished by ``timeout`` fails.  Used by :class:`~dxserial.match.machine.GameConductor`.
 """
 
 from __future__ import annotations

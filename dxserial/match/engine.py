@@ -79,7 +79,7 @@ class Engine:
     failure: str | None = None  # failed during a game (it loses that game)
     gone: str | None = None  # left between games or after the last one
     #: The engine may still be in a game of a director that crashed (``--resume``): the
-    #: next game first closes it (GAMEEND 0, see :mod:`dxserial.match.conductor`).
+    #: next game first closes it (GAMEEND 0, see :mod:`dxserial.match.machine`).
     stale: bool = False
     #: The last message the link confirmed delivered to the engine, and when (the clock's
     #: start: NULMODEM's end-byte echo came back, or TCP wrote it).

@@ -4,7 +4,7 @@ An :class:`MatchEngine` is one engine (its :class:`~dxserial.match.engine.Engine
 state) and, while connected, its port.  An :class:`EngineDesk` holds one
 :class:`~dxserial.drive.driver.Driver` with a side (a layer-1 link) per engine connection,
 opens and closes them, and runs each game's
-:class:`~dxserial.match.conductor.GameConductor` on it: what an engine's link reports
+:class:`~dxserial.match.machine.GameConductor` on it: what an engine's link reports
 goes to the game it plays in, or, between games, marks it gone (a lost link) or is dropped.
 """
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from dxserial.drive.actions import Action, Hangup, Log, Send
 from dxserial.drive.driver import Driver
 from dxserial.drive.machine import BaseMachine
-from dxserial.match.conductor import GameConductor
 from dxserial.match.engine import Engine, claims_initiator, read
+from dxserial.match.machine import GameConductor
 from dxserial.protocol.messages import GameRequest, escape
 from dxserial.protocol.nulmodem import LinkProblem
 from dxserial.transports.base import Port

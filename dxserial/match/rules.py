@@ -1,7 +1,7 @@
 """What a match game is played under, and the conductor's rulings that need no state.
 
 The settings (:class:`MatchConfig`, :class:`GameStart`, :class:`FailurePolicy`) and the
-pure decisions of :class:`~dxserial.match.conductor.GameConductor`: a GAMEEND's result,
+pure decisions of :class:`~dxserial.match.machine.GameConductor`: a GAMEEND's result,
 a forfeit, a clock started where the link delivered the move.
 """
 

@@ -5,7 +5,7 @@ judged by a strict :class:`~dxserial.game.referee.Referee` and, if legal, relaye
 byte to the other engine; every game is written as PDN.  How a game ends, illegal moves,
 take-backs, failed engines and stop codes (what the protocol leaves to the organiser):
 docs/match.md.  A game is conducted sans-I/O by a
-:class:`~dxserial.match.conductor.GameConductor` on the one driver (the
+:class:`~dxserial.match.machine.GameConductor` on the one driver (the
 :class:`~dxserial.match.links.EngineDesk`); :class:`Match` connects the engines,
 runs the games in turn, writes the PDN and keeps the score.
 """
@@ -20,8 +20,8 @@ from dxserial.drive.actions import Action, News, Say
 from dxserial.errors import DxSerialError
 from dxserial.game.news import GameClosed, TableShown, Watcher
 from dxserial.game.referee import GameResult
-from dxserial.match.conductor import GameConductor
 from dxserial.match.links import EngineDesk, Interrupted, MatchEngine, Playing
+from dxserial.match.machine import GameConductor
 from dxserial.match.pdn import Player, save_game, time_control_text
 from dxserial.match.rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.match.standings import (

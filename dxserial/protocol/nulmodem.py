@@ -117,6 +117,21 @@ def _show(b: int) -> str:
     return f"0x{b:02x} {chr(b)!r}" if 0x20 <= b <= 0x7E else f"0x{b:02x}"
 
 
+def _check_settings(
+    start: int, end: int, timeout: float, backoff: float, counts: tuple[int, int, int]
+) -> None:
+    """A link's settings, checked before it is made: one line for what is wrong."""
+    for name, value in (("start", start), ("end", end)):
+        if not 0x01 <= value <= 0xFF:
+            raise ConfigError(f"{name} byte {value}: must be 0x01..0xff")
+    if start == end:
+        raise ConfigError(f"start and end byte are both 0x{start:02x}: they must differ")
+    if not timeout > 0 or not backoff >= 0:
+        raise ConfigError(f"timeout {timeout} and backoff {backoff}: must be > 0 and >= 0")
+    if min(counts) < 1:
+        raise ConfigError("max_attempts, max_len and max_queue must be at least 1")
+
+
 class NulModemLink:
     """Both directions of the echo handshake on one serial line (docs/nulmodem.md)."""
 
@@ -133,15 +148,7 @@ class NulModemLink:
         backoff: float = 0.5,
         max_queue: int = DEFAULT_MAX_QUEUE,
     ) -> None:
-        for name, value in (("start", start), ("end", end)):
-            if not 0x01 <= value <= 0xFF:
-                raise ConfigError(f"{name} byte {value}: must be 0x01..0xff")
-        if start == end:
-            raise ConfigError(f"start and end byte are both 0x{start:02x}: they must differ")
-        if not timeout > 0 or not backoff >= 0:
-            raise ConfigError(f"timeout {timeout} and backoff {backoff}: must be > 0 and >= 0")
-        if max_attempts < 1 or max_len < 1 or max_queue < 1:
-            raise ConfigError("max_attempts, max_len and max_queue must be at least 1")
+        _check_settings(start, end, timeout, backoff, (max_attempts, max_len, max_queue))
         self._start = start
         self._end = end
         self._timeout = timeout

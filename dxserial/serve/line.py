@@ -1,6 +1,6 @@
 """One line of a rig: its bridge, kept running whatever the port or the bridge does.
 
-The bridge (:class:`~dxserial.bridge.core.Bridge`) already reopens a port that vanishes
+The bridge (:class:`~dxserial.bridge.runner.Bridge`) already reopens a port that vanishes
 while it runs.  What this adds is what a daemon of many lines needs: a port that is not
 there when the line starts is waited for (a serial number is looked up again on each
 attempt), a bridge that ends by itself or fails is started again after a pause, and every
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from dxserial.bridge.core import Bridge
 from dxserial.bridge.judge import SERIAL
+from dxserial.bridge.runner import Bridge
 from dxserial.bridge.statefile import port_identity
 from dxserial.errors import DxSerialError
 from dxserial.files import output_dir

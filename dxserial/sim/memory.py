@@ -4,7 +4,7 @@ A :class:`Cable` is a null-modem cable whose two ends (``"a"`` and ``"b"``) are
 :class:`MemoryPort` objects with the :class:`~dxserial.transports.base.Port` and
 :class:`~dxserial.transports.base.PushPort` surface, as pymodbus's in-process null modem
 is for its transports.  A cable registered under a name opens through the scheme table
-as ``memory://NAME`` (end a), so a :class:`~dxserial.bridge.core.Bridge` runs on it in a
+as ``memory://NAME`` (end a), so a :class:`~dxserial.bridge.runner.Bridge` runs on it in a
 test's own event loop exactly as on a device path.
 
 What a line does to bytes is a :data:`Line` hook per direction: it turns each chunk

@@ -1,7 +1,7 @@
 """A bridge in the test's own event loop: on an in-process cable, with an engine on its
 other end, and nothing but the bridge's TCP side outside the process.
 
-:func:`bridge_on_cable` runs a :class:`~dxserial.bridge.core.Bridge` on
+:func:`bridge_on_cable` runs a :class:`~dxserial.bridge.runner.Bridge` on
 ``memory://NAME`` (:mod:`dxserial.sim.memory`) with the log lines it writes kept for the
 test and its trace in a file; :class:`LoopPeer` is the serial engine on end b, the
 project's own layer-1 link (NULMODEM or NUL frames) driven by the same loop.  A DXP client
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dxserial.bridge.core import Bridge
+from dxserial.bridge.runner import Bridge
 from dxserial.bridge.settings import BridgeConfig
 from dxserial.engine.player import Player
 from dxserial.engine.runner import EngineRunner, RunResult

@@ -2,7 +2,7 @@
 the tournament and the cluster worker, so one table means one endpoint everywhere.
 
 The tables are the tournament file's engine tables (``spec.engine_entry`` checks each), so
-they live beside it; ``hosting`` only runs the commands.
+they live beside it; ``processes`` only runs the commands.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dxserial.config import read_toml, unknown_key
 from dxserial.errors import ConfigError
-from dxserial.hosting.host import CommandEndpoint
+from dxserial.processes.endpoint import CommandEndpoint
 from dxserial.tournament.spec import KEYS_HINT, KNOWN_KEYS, EngineEntry, engine_entry
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 

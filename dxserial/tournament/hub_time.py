@@ -3,7 +3,7 @@
 A DXP GAMEREQ says minutes and a number of moves, nothing else, so a DXP engine can be
 told nothing more and a file that sets either key while an engine is not a Hub engine is
 refused in one line.  A Hub engine hears them from its follower (``level inc=`` or
-``level move-time=``, see :mod:`dxserial.hub.process`); the director's clock keeps them
+``level move-time=``, see :mod:`dxserial.engine.hub_mover`); the director's clock keeps them
 (:mod:`dxserial.game.clock`), and the PDN's TimeControl says ``300+2`` or ``*5``.  Each
 key's name, default, check and help are together in :data:`KEYS`.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dxserial.errors import ConfigError
-from dxserial.hosting.command import KINDS
+from dxserial.processes.command import KINDS
 
 if TYPE_CHECKING:
     from dxserial.tournament.spec import EngineEntry

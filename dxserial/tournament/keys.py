@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dxserial.game import adjudication
 from dxserial.game.arbiter import DRAW_RULES, ON_FALSE_CLAIM, ArbiterSettings
-from dxserial.hosting.command import COMMAND_SETTINGS, KIND_SETTINGS
 from dxserial.line_settings import LINK_KINDS
+from dxserial.processes.command import COMMAND_SETTINGS, KIND_SETTINGS
 from dxserial.setting import Setting
 from dxserial.tournament import ballots, hub_time
 

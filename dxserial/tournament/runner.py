@@ -14,11 +14,11 @@ from typing import Any
 from dxserial.errors import ConfigError, DxSerialError
 from dxserial.files import write_atomic
 from dxserial.game.news import Watcher
-from dxserial.hosting.host import CommandEndpoint
 from dxserial.match.links import EngineDesk, MatchEngine
 from dxserial.match.rules import FailurePolicy, GameStart, MatchConfig
 from dxserial.match.runner import Match
 from dxserial.match.standings import GameSummary, Progress
+from dxserial.processes.endpoint import CommandEndpoint
 from dxserial.tournament.charts import llr_svg, ratings_svg
 from dxserial.tournament.engines import entry_endpoint
 from dxserial.tournament.event import (

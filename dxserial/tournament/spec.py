@@ -16,7 +16,7 @@ from dxserial.draughts.notation import parse_pdn_move
 from dxserial.errors import ConfigError, DxSerialError
 from dxserial.game.adjudication import Adjudication
 from dxserial.game.arbiter import ArbiterSettings
-from dxserial.hosting.command import (
+from dxserial.processes.command import (
     KINDS,
     EngineCommand,
     check_endpoint_text,
@@ -86,7 +86,7 @@ def parse_opening(text: str) -> Opening:
 @dataclass(frozen=True)
 class EngineEntry:
     """One engine of the file: its name and its endpoint, as ``dxserial match`` takes it,
-    or the command that runs it (see :mod:`dxserial.hosting.command`)."""
+    or the command that runs it (see :mod:`dxserial.processes.command`)."""
 
     name: str
     endpoint: str

@@ -34,7 +34,7 @@ from dxserial.errors import PortError
 __all__ = ["LOG_LIMIT", "CappedLog", "Child", "Group", "describe_status", "kill_leftover",
            "start_piped", "start_time", "stop_piped"]
 
-log = logging.getLogger("dxserial.hosting")
+log = logging.getLogger("dxserial.processes")
 
 #: The most an engine's log file holds; past it the older part goes, the tail stays.
 LOG_LIMIT = 8 << 20

@@ -27,7 +27,7 @@ from dxserial.files import output_dir, write_atomic
 
 __all__ = ["MARK", "Run", "dead_runs", "default_folder", "marked", "sweep", "this_run"]
 
-log = logging.getLogger("dxserial.hosting")
+log = logging.getLogger("dxserial.processes")
 
 #: The environment variable every engine command runs with: its director's run.
 MARK = "DXSERIAL_DIRECTOR_RUN"

@@ -50,7 +50,7 @@ from dxserial.host.selftest.report import (
     format_report,
     report_dict,
 )
-from dxserial.host.selftest.run import (
+from dxserial.host.selftest.runner import (
     latency_timer,
     modem_lines,
     run_selftest,

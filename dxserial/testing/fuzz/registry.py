@@ -45,7 +45,7 @@ class Target:
 
 TARGETS: dict[str, Target] = {}
 
-#: ``test_known_bug_*`` tests of tests/test_fuzz.py (strict xfail) and why they fail.
+#: ``test_known_bug_*`` tests of tests/testing/test_fuzz.py (strict xfail) and why they fail.
 KNOWN_BUGS: dict[str, str] = {}
 
 
