@@ -81,6 +81,9 @@ class Setting:
     #: ``--keys``: the example value as TOML (default: the default) and its meaning.
     example: str = ""
     about: str = ""
+    #: An option that acts as soon as it is read, before the others are checked
+    #: (``tournament --keys``: print the keys and exit): called with its value.
+    action: Callable[[Any], Any] | None = None
 
     @property
     def flag(self) -> str:

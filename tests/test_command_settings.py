@@ -13,10 +13,11 @@ import pytest
 import typer
 from helpers import run_in_process
 
-from dxserial.cli import engine_settings, match_settings
+from dxserial.cli import engine_settings, hub_settings, match_settings, tournament_settings
 from dxserial.cli.app import app
 from dxserial.cli.options_table import options_table, page_with_table
 from dxserial.engine.player import PlayerConfig
+from dxserial.hub.adapter import AdapterConfig
 from dxserial.line_settings import NULMODEM_LINE
 from dxserial.match.rules import MatchConfig
 from dxserial.protocol.session import Role
@@ -27,6 +28,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "commands"
 SETTINGS = match_settings.SETTINGS
 COMMANDS: dict[str, tuple[Setting, ...]] = {
     "match": match_settings.SETTINGS, "engine": engine_settings.SETTINGS,
+    "tournament": tournament_settings.SETTINGS, "hub": hub_settings.SETTINGS,
 }
 _FILE = {one.key: one for one in FILE_KEYS}
 #: Keys of a tournament file the match takes as options, meaning the same.
@@ -96,7 +98,19 @@ def test_a_key_shared_with_the_tournament_file_is_its_declaration() -> None:
 def test_the_serial_settings_are_the_lines_own(name: str) -> None:
     by_key = {one.key: one for one in COMMANDS[name]}
     for one in NULMODEM_LINE:
-        assert dataclasses.replace(by_key[one.key], panel=one.panel) == one
+        if one.key in by_key:  # a tournament takes no --start-byte: the line's default
+            assert dataclasses.replace(by_key[one.key], panel=one.panel) == one
+
+
+def test_a_tournament_option_over_a_file_key_is_the_keys_declaration() -> None:
+    """--concurrency and --cluster check what the file's keys check; nothing given, the
+    file's value holds (the option's default is none)."""
+    by_key = {one.key: one for one in tournament_settings.SETTINGS}
+    for key in ("concurrency", "cluster"):
+        mine, theirs = by_key[key], _FILE[key]
+        assert dataclasses.replace(mine, default=theirs.default, help=theirs.help,
+                                   metavar=None, parse=None) == theirs, key
+        assert params_of("tournament")[key].default is None, key
 
 
 def test_the_engines_defaults_are_the_built_in_players() -> None:
@@ -138,6 +152,44 @@ def test_defaults_match_the_match_configs() -> None:
 ])
 def test_a_mistake_is_one_line_naming_the_option(args: tuple[str, ...], says: str) -> None:
     done = run_in_process("match", "tcp://127.0.0.1:1", "tcp://127.0.0.1:2", *args)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"dxserial: error: {says}"), line
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--concurrency", "0"), "--concurrency must be 1..999, not 0"),
+    (("--cluster", "10.0.0.5:8786"), "--cluster: cluster must be a Dask scheduler's address"),
+    (("--name", ""), "--name '': must be 1 to 32 characters"),
+    (("--link", "null"), "--link: 'null' is not 'nulmodem' or 'nul'"),
+    (("--echo-timeout", "0"), "--echo-timeout must be > 0, not 0.0"),
+])
+def test_a_tournament_mistake_is_one_line_naming_the_option(
+    args: tuple[str, ...], says: str, tmp_path: Path,
+) -> None:
+    """Told before the file is read (it need not exist)."""
+    done = run_in_process("tournament", str(tmp_path / "none.toml"), *args)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"dxserial: error: {says}"), line
+
+
+def test_the_hub_adapters_defaults_are_its_configs() -> None:
+    by_key = {one.key: one for one in hub_settings.SETTINGS}
+    for field in dataclasses.fields(AdapterConfig):
+        assert by_key[field.name].default == getattr(AdapterConfig(), field.name), field.name
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--minutes", "0"), "--minutes must be 1..999, not 0"),
+    (("--grace", "nan"), "--grace must be > 0, not nan"),
+    (("--answer-timeout", "0"), "--answer-timeout must be > 0, not 0.0"),
+    (("--connect-timeout", "-1"), "--connect-timeout must be > 0, not -1.0"),
+    (("--name", ""), "--name '': must be 1 to 32 characters"),
+    (("--end-byte", "0x02"), "--start-byte and --end-byte must differ"),
+])
+def test_a_hub_mistake_is_one_line_naming_the_option(args: tuple[str, ...], says: str) -> None:
+    done = run_in_process("hub", "tcp://127.0.0.1:1", *args)
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"dxserial: error: {says}"), line

@@ -13,7 +13,7 @@ declarations' (:func:`dxserial.setting.checked`).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import typer
@@ -53,6 +53,7 @@ __all__ = [
     "annotation",
     "baud_option",
     "bytesize_option",
+    "checked_link_options",
     "echo_timeout_option",
     "end_byte_option",
     "link_kind",
@@ -64,6 +65,7 @@ __all__ = [
     "parameters",
     "parity_option",
     "rtscts_option",
+    "said",
     "start_byte_option",
     "stopbits_option",
     "web_option",
@@ -163,6 +165,8 @@ def option(one: Setting, panel: str | object | None = _SAME, *, env: bool = Fals
         show_default=one.show_default,
         count=one.count,
         hidden=one.hidden,
+        is_eager=one.action is not None,
+        callback=one.action,
     )
 
 
@@ -231,6 +235,28 @@ def link_options(
         nulmodem=nulmodem,
         connect_timeout=connect_timeout,
     )
+
+
+def checked_link_options(values: Mapping[str, Any], connect_timeout: float) -> LinkOptions:
+    """The layer-1 options of an endpoint from a command's checked values (a NULMODEM
+    setting the command does not take: the line's default)."""
+    given = [values.get(one.key, one.default) for one in NULMODEM_LINE]
+    nulmodem = NulModemSettings(*given, learn_start=values.get("learn_start", True))
+    return LinkOptions(link=link_kind("--link", values["link"]),
+                       serial=SerialSettings(baudrate=values["baud"]),
+                       nulmodem=check_nulmodem(nulmodem, option=True),
+                       connect_timeout=connect_timeout)
+
+
+def said(check: Callable[[Any], Any]) -> Callable[[Any, str], Any]:
+    """A check whose error names the value (``name 'x': ...``) as a ``parse`` whose error
+    names the option (``--name 'x': ...``)."""
+    def parse(value: Any, flag: str) -> Any:
+        try:
+            return check(value)
+        except ConfigError as exc:
+            raise ConfigError(f"--{exc}") from None
+    return parse
 
 
 def link_kind(option: str, value: str) -> LinkKind:
