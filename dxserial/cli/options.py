@@ -240,8 +240,9 @@ def link_options(
 def checked_link_options(values: Mapping[str, Any], connect_timeout: float) -> LinkOptions:
     """The layer-1 options of an endpoint from a command's checked values (a NULMODEM
     setting the command does not take: the line's default)."""
-    given = [values.get(one.key, one.default) for one in NULMODEM_LINE]
-    nulmodem = NulModemSettings(*given, learn_start=values.get("learn_start", True))
+    start, end, timeout, attempts = (values.get(one.key, one.default) for one in NULMODEM_LINE)
+    nulmodem = NulModemSettings(start, end, timeout, attempts,
+                                learn_start=values.get("learn_start", True))
     return LinkOptions(link=link_kind("--link", values["link"]),
                        serial=SerialSettings(baudrate=values["baud"]),
                        nulmodem=check_nulmodem(nulmodem, option=True),
