@@ -13,7 +13,13 @@ import pytest
 import typer
 from helpers import run_in_process
 
-from dxserial.cli import engine_settings, hub_settings, match_settings, tournament_settings
+from dxserial.cli import (
+    engine_settings,
+    hub_engine_cmd,
+    hub_settings,
+    match_settings,
+    tournament_settings,
+)
 from dxserial.cli.app import app
 from dxserial.cli.options_table import options_table, page_with_table
 from dxserial.engine.player import PlayerConfig
@@ -29,6 +35,7 @@ SETTINGS = match_settings.SETTINGS
 COMMANDS: dict[str, tuple[Setting, ...]] = {
     "match": match_settings.SETTINGS, "engine": engine_settings.SETTINGS,
     "tournament": tournament_settings.SETTINGS, "hub": hub_settings.SETTINGS,
+    "hub-engine": hub_engine_cmd.SETTINGS,
 }
 _FILE = {one.key: one for one in FILE_KEYS}
 #: Keys of a tournament file the match takes as options, meaning the same.
@@ -187,9 +194,11 @@ def test_the_hub_adapters_defaults_are_its_configs() -> None:
     (("--connect-timeout", "-1"), "--connect-timeout must be > 0, not -1.0"),
     (("--name", ""), "--name '': must be 1 to 32 characters"),
     (("--end-byte", "0x02"), "--start-byte and --end-byte must differ"),
+    (("--depth", "0"), "--depth 0: must be 1..10"),
 ])
 def test_a_hub_mistake_is_one_line_naming_the_option(args: tuple[str, ...], says: str) -> None:
-    done = run_in_process("hub", "tcp://127.0.0.1:1", *args)
+    command = ("hub-engine",) if args[0] == "--depth" else ("hub", "tcp://127.0.0.1:1")
+    done = run_in_process(*command, *args)
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"dxserial: error: {says}"), line
