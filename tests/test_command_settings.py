@@ -18,11 +18,13 @@ from dxserial.cli import (
     hub_engine_cmd,
     hub_settings,
     match_settings,
+    probe_cmd,
     tournament_settings,
 )
 from dxserial.cli.app import app
 from dxserial.cli.options_table import options_table, page_with_table
 from dxserial.engine.player import PlayerConfig
+from dxserial.host.probe.prober import ProbeSettings
 from dxserial.hub.adapter import AdapterConfig
 from dxserial.line_settings import NULMODEM_LINE
 from dxserial.match.rules import MatchConfig
@@ -35,7 +37,7 @@ SETTINGS = match_settings.SETTINGS
 COMMANDS: dict[str, tuple[Setting, ...]] = {
     "match": match_settings.SETTINGS, "engine": engine_settings.SETTINGS,
     "tournament": tournament_settings.SETTINGS, "hub": hub_settings.SETTINGS,
-    "hub-engine": hub_engine_cmd.SETTINGS,
+    "hub-engine": hub_engine_cmd.SETTINGS, "probe": probe_cmd.SETTINGS,
 }
 _FILE = {one.key: one for one in FILE_KEYS}
 #: Keys of a tournament file the match takes as options, meaning the same.
@@ -62,7 +64,8 @@ def test_every_setting_is_an_option_and_a_row_of_the_docs_table(name: str) -> No
     params = params_of(name)
     table = options_table(name)
     settings = COMMANDS[name]
-    assert set(params) == {one.key for one in settings}  # nothing hand-written beside them
+    own = {key for key, param in params.items() if param.expose_value}  # not the shared -v/-q
+    assert own == {one.key for one in settings}  # nothing hand-written beside them
     for one in settings:
         param = params[one.key]
         if one.argument:
@@ -199,6 +202,31 @@ def test_the_hub_adapters_defaults_are_its_configs() -> None:
 def test_a_hub_mistake_is_one_line_naming_the_option(args: tuple[str, ...], says: str) -> None:
     command = ("hub-engine",) if args[0] == "--depth" else ("hub", "tcp://127.0.0.1:1")
     done = run_in_process(*command, *args)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"dxserial: error: {says}"), line
+
+
+def test_the_probes_defaults_are_the_probers() -> None:
+    by_key = {one.key: one for one in probe_cmd.SETTINGS}
+    base = ProbeSettings()
+    for key in ("listen", "wait", "answer_wait", "timeout", "speeds"):
+        one = by_key[key]
+        value = one.default if one.parse is None else one.parse(one.default, one.flag)
+        assert value == getattr(base, key), key
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--timeout", "0"), "--timeout must be > 0, not 0.0"),
+    (("--listen", "-1"), "--listen must be >= 0, not -1.0"),
+    (("--wait", "nan"), "--wait must be > 0, not nan"),
+    (("--speeds", "9600,x"), "--speeds: 'x' is not a whole number"),
+    (("--speeds", ","), "--speeds: name at least one speed"),
+])
+def test_a_probe_mistake_is_one_line_naming_the_option(
+    args: tuple[str, ...], says: str,
+) -> None:
+    done = run_in_process("probe", "socket://127.0.0.1:1", *args)
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"dxserial: error: {says}"), line
