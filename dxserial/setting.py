@@ -78,6 +78,8 @@ class Setting:
     #: command's argument (the bridge's PORT), not an option.
     option: bool = True
     argument: bool = False
+    #: An argument the command line may leave out (``serve --keys`` needs no RIG).
+    optional: bool = False
     #: ``--keys``: the example value as TOML (default: the default) and its meaning.
     example: str = ""
     about: str = ""

@@ -19,6 +19,7 @@ from dxserial.cli import (
     hub_settings,
     match_settings,
     probe_cmd,
+    serve_cmd,
     tournament_settings,
 )
 from dxserial.cli.app import app
@@ -38,6 +39,7 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
     "match": match_settings.SETTINGS, "engine": engine_settings.SETTINGS,
     "tournament": tournament_settings.SETTINGS, "hub": hub_settings.SETTINGS,
     "hub-engine": hub_engine_cmd.SETTINGS, "probe": probe_cmd.SETTINGS,
+    "serve": serve_cmd.SETTINGS,
 }
 _FILE = {one.key: one for one in FILE_KEYS}
 #: Keys of a tournament file the match takes as options, meaning the same.
@@ -69,7 +71,8 @@ def test_every_setting_is_an_option_and_a_row_of_the_docs_table(name: str) -> No
     for one in settings:
         param = params[one.key]
         if one.argument:
-            assert param.param_type_name == "argument" and param.required, one.key
+            assert param.param_type_name == "argument", one.key
+            assert param.required != one.optional, one.key
             continue
         flags = [f for spelled in one.flags or (one.flag,) for f in spelled.split("/")]
         assert set(flags) <= {*param.opts, *param.secondary_opts}, one.key

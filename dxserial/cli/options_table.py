@@ -20,7 +20,8 @@ __all__ = ["options_table", "page_with_table"]
 #: What every command takes, documented once in docs/commands/README.md.
 _EVERYWHERE = {"--verbose", "--quiet", "--help"}
 #: The pages whose table is made here.
-_TABLED = ("bridge", "engine", "match", "tournament", "hub", "hub-engine", "probe")
+_TABLED = ("bridge", "engine", "match", "tournament", "hub", "hub-engine", "probe",
+           "serve")
 _END = "Every command also takes"
 
 
