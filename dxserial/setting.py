@@ -78,6 +78,9 @@ class Setting:
     #: command's argument (the bridge's PORT), not an option.
     option: bool = True
     argument: bool = False
+    #: The bounds also given to typer, which shows them in --help (``[x>=1]``) and refuses a
+    #: value outside them itself (``vpair --drop``).
+    ranged: bool = False
     #: An argument the command line may leave out (``serve --keys`` needs no RIG).
     optional: bool = False
     #: ``--keys``: the example value as TOML (default: the default) and its meaning.

@@ -21,6 +21,7 @@ from dxserial.cli import (
     probe_cmd,
     serve_cmd,
     tournament_settings,
+    vpair_cmd,
 )
 from dxserial.cli.app import app
 from dxserial.cli.options_table import options_table, page_with_table
@@ -39,7 +40,7 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
     "match": match_settings.SETTINGS, "engine": engine_settings.SETTINGS,
     "tournament": tournament_settings.SETTINGS, "hub": hub_settings.SETTINGS,
     "hub-engine": hub_engine_cmd.SETTINGS, "probe": probe_cmd.SETTINGS,
-    "serve": serve_cmd.SETTINGS,
+    "serve": serve_cmd.SETTINGS, "vpair": vpair_cmd.SETTINGS,
 }
 _FILE = {one.key: one for one in FILE_KEYS}
 #: Keys of a tournament file the match takes as options, meaning the same.

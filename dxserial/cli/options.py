@@ -165,6 +165,8 @@ def option(one: Setting, panel: str | object | None = _SAME, *, env: bool = Fals
         show_default=one.show_default,
         count=one.count,
         hidden=one.hidden,
+        min=one.minimum if one.ranged else None,
+        max=one.maximum if one.ranged else None,
         is_eager=one.action is not None,
         callback=one.action,
     )
