@@ -14,6 +14,7 @@ import typer
 from helpers import run_in_process
 
 from dxserial.cli import (
+    demo_cmd,
     engine_settings,
     hub_engine_cmd,
     hub_settings,
@@ -40,7 +41,7 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
     "match": match_settings.SETTINGS, "engine": engine_settings.SETTINGS,
     "tournament": tournament_settings.SETTINGS, "hub": hub_settings.SETTINGS,
     "hub-engine": hub_engine_cmd.SETTINGS, "probe": probe_cmd.SETTINGS,
-    "serve": serve_cmd.SETTINGS, "vpair": vpair_cmd.SETTINGS,
+    "serve": serve_cmd.SETTINGS, "vpair": vpair_cmd.SETTINGS, "demo": demo_cmd.SETTINGS,
 }
 _FILE = {one.key: one for one in FILE_KEYS}
 #: Keys of a tournament file the match takes as options, meaning the same.
