@@ -20,6 +20,8 @@ from dxserial.cli import (
     hub_settings,
     match_settings,
     probe_cmd,
+    replay_cmd,
+    selftest_cmd,
     serve_cmd,
     tournament_settings,
     vpair_cmd,
@@ -42,6 +44,7 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
     "tournament": tournament_settings.SETTINGS, "hub": hub_settings.SETTINGS,
     "hub-engine": hub_engine_cmd.SETTINGS, "probe": probe_cmd.SETTINGS,
     "serve": serve_cmd.SETTINGS, "vpair": vpair_cmd.SETTINGS, "demo": demo_cmd.SETTINGS,
+    "replay": replay_cmd.SETTINGS, "selftest": selftest_cmd.SETTINGS,
 }
 _FILE = {one.key: one for one in FILE_KEYS}
 #: Keys of a tournament file the match takes as options, meaning the same.

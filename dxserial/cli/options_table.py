@@ -21,7 +21,7 @@ __all__ = ["options_table", "page_with_table"]
 _EVERYWHERE = {"--verbose", "--quiet", "--help"}
 #: The pages whose table is made here.
 _TABLED = ("bridge", "engine", "match", "tournament", "hub", "hub-engine", "probe",
-           "serve", "vpair", "demo")
+           "serve", "vpair", "demo", "replay", "selftest")
 _END = "Every command also takes"
 
 
