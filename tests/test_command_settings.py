@@ -19,7 +19,9 @@ from dxserial.cli import (
     hub_engine_cmd,
     hub_settings,
     match_settings,
+    parse_cmd,
     probe_cmd,
+    rate_cmd,
     replay_cmd,
     selftest_cmd,
     serve_cmd,
@@ -45,6 +47,7 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
     "hub-engine": hub_engine_cmd.SETTINGS, "probe": probe_cmd.SETTINGS,
     "serve": serve_cmd.SETTINGS, "vpair": vpair_cmd.SETTINGS, "demo": demo_cmd.SETTINGS,
     "replay": replay_cmd.SETTINGS, "selftest": selftest_cmd.SETTINGS,
+    "rate": rate_cmd.SETTINGS, "parse": parse_cmd.SETTINGS,
 }
 _FILE = {one.key: one for one in FILE_KEYS}
 #: Keys of a tournament file the match takes as options, meaning the same.

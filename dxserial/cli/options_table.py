@@ -21,7 +21,7 @@ __all__ = ["options_table", "page_with_table"]
 _EVERYWHERE = {"--verbose", "--quiet", "--help"}
 #: The pages whose table is made here.
 _TABLED = ("bridge", "engine", "match", "tournament", "hub", "hub-engine", "probe",
-           "serve", "vpair", "demo", "replay", "selftest")
+           "serve", "vpair", "demo", "replay", "selftest", "rate", "parse")
 _END = "Every command also takes"
 
 
@@ -35,7 +35,7 @@ def _row(param: Any) -> str:
     flags = [o for o in (*param.opts, *param.secondary_opts) if o.startswith("--")]
     text = param.help or ""
     default = param.default
-    if param.show_default and default is not None and not isinstance(default, bool):
+    if param.show_default and default not in (None, "") and not isinstance(default, bool):
         text += f" (default: `{default}`)"
     if param.envvar:
         text += f" [`{param.envvar}`]"
