@@ -26,6 +26,7 @@ from dxserial.cli import (
     selftest_cmd,
     serve_cmd,
     tournament_settings,
+    udev_cmd,
     vpair_cmd,
 )
 from dxserial.cli.app import app
@@ -48,6 +49,7 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
     "serve": serve_cmd.SETTINGS, "vpair": vpair_cmd.SETTINGS, "demo": demo_cmd.SETTINGS,
     "replay": replay_cmd.SETTINGS, "selftest": selftest_cmd.SETTINGS,
     "rate": rate_cmd.SETTINGS, "parse": parse_cmd.SETTINGS,
+    **{f"udev {sub}": settings for sub, settings in udev_cmd.SETTINGS.items()},
 }
 _FILE = {one.key: one for one in FILE_KEYS}
 #: Keys of a tournament file the match takes as options, meaning the same.
@@ -59,9 +61,11 @@ EVERYWHERE = {"verbose", "quiet"}
 
 
 def params_of(name: str) -> dict[str, Any]:
-    group = typer.main.get_command(app)
-    ctx = typer.Context(group, info_name="dxserial")
-    command = group.resolve_command(ctx, [name])[1]  # type: ignore[attr-defined]
+    """``dxserial NAME``'s parameters (``udev install``: a group's subcommand's)."""
+    command: Any = typer.main.get_command(app)
+    for part in name.split():
+        ctx = typer.Context(command, info_name="dxserial")
+        command = command.resolve_command(ctx, [part])[1]
     return {p.name: p for p in command.params}
 
 
@@ -90,7 +94,7 @@ def test_every_setting_is_an_option_and_a_row_of_the_docs_table(name: str) -> No
             assert f"| `{flags[0]}" in table, one.key
 
 
-@pytest.mark.parametrize("name", list(COMMANDS))
+@pytest.mark.parametrize("name", sorted({name.split()[0] for name in COMMANDS}))
 def test_the_docs_table_is_the_commands_own(name: str) -> None:
     page = (DOCS / f"{name}.md").read_text(encoding="utf-8")
     assert page_with_table(name, page) == page, (

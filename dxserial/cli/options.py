@@ -178,8 +178,9 @@ def parameters(settings: Iterable[Setting]) -> list[inspect.Parameter]:
     params = []
     for one in settings:
         if one.argument:
-            made = typer.Argument(None if one.optional else ..., metavar=one.metavar,
-                                  help=one.help, show_default=False)
+            made = typer.Argument(one.typer_default if one.optional else ...,
+                                  metavar=one.metavar, help=one.help,
+                                  show_default=one.show_default)
         else:
             made = option(one)
         params.append(inspect.Parameter(one.key, inspect.Parameter.KEYWORD_ONLY,
