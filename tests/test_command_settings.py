@@ -19,7 +19,9 @@ from dxserial.cli import (
     hub_engine_cmd,
     hub_settings,
     match_settings,
+    moves_cmd,
     parse_cmd,
+    ports_cmd,
     probe_cmd,
     rate_cmd,
     replay_cmd,
@@ -49,6 +51,7 @@ COMMANDS: dict[str, tuple[Setting, ...]] = {
     "serve": serve_cmd.SETTINGS, "vpair": vpair_cmd.SETTINGS, "demo": demo_cmd.SETTINGS,
     "replay": replay_cmd.SETTINGS, "selftest": selftest_cmd.SETTINGS,
     "rate": rate_cmd.SETTINGS, "parse": parse_cmd.SETTINGS,
+    "moves": moves_cmd.SETTINGS, "ports": ports_cmd.SETTINGS,
     **{f"udev {sub}": settings for sub, settings in udev_cmd.SETTINGS.items()},
 }
 _FILE = {one.key: one for one in FILE_KEYS}

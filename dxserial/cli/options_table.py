@@ -21,7 +21,8 @@ __all__ = ["options_table", "page_with_table"]
 _EVERYWHERE = {"--verbose", "--quiet", "--help"}
 #: The pages whose table is made here.
 _TABLED = ("bridge", "engine", "match", "tournament", "hub", "hub-engine", "probe",
-           "serve", "vpair", "demo", "replay", "selftest", "rate", "parse", "udev")
+           "serve", "vpair", "demo", "replay", "selftest", "rate", "parse", "udev",
+           "moves", "ports")
 
 
 def _command(name: str) -> Any:
