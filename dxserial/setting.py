@@ -78,9 +78,17 @@ class Setting:
     #: command's argument (the bridge's PORT), not an option.
     option: bool = True
     argument: bool = False
+    #: The bounds also given to typer, which shows them in --help (``[x>=1]``) and refuses a
+    #: value outside them itself (``vpair --drop``).
+    ranged: bool = False
+    #: An argument the command line may leave out (``serve --keys`` needs no RIG).
+    optional: bool = False
     #: ``--keys``: the example value as TOML (default: the default) and its meaning.
     example: str = ""
     about: str = ""
+    #: An option that acts as soon as it is read, before the others are checked
+    #: (``tournament --keys``: print the keys and exit): called with its value.
+    action: Callable[[Any], Any] | None = None
 
     @property
     def flag(self) -> str:

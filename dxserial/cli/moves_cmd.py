@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
+from typing import Any
+
 import typer
 
 from dxserial.cli.app import app
+from dxserial.cli.options import parameters
 from dxserial.draughts import START_FEN, Position, pdn_moves, perft
 from dxserial.protocol.dxp_moves import to_dxp_move
 from dxserial.protocol.messages import colour_name, encode
+from dxserial.setting import Setting, checked
 
 
 def _plural(n: int, word: str) -> str:
@@ -38,26 +43,21 @@ def moves_table(position: Position) -> list[str]:
     return [summary] + [f"{a:<{w_pdn}}{b:<{w_dxp}}{c}" for a, b, c in [header, *rows]]
 
 
-@app.command("moves")
-def moves_command(
-    fen: str = typer.Argument(
-        START_FEN,
-        help="The position as a PDN FEN, e.g. 'W:W31-50:B1-20' (side to move first, K marks a"
-        " king, ranges allowed). Default: the normal start position.",
-    ),
-    depth: int = typer.Option(
-        0,
-        "--perft",
-        min=0,
-        max=12,
-        metavar="N",
-        help="Also print the perft leaf counts for depths 1..N (one line each). Pure Python:"
-        " depth 6 from the start takes about a second, each further depth ~6 times longer.",
-    ),
-    board: bool = typer.Option(
-        False, "--board", help="Print a text diagram of the position before the moves."
-    ),
-) -> None:
+#: Every setting of ``dxserial moves``, in the order of its --help.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("fen", START_FEN, "The position as a PDN FEN, e.g. 'W:W31-50:B1-20' (side to move "
+            "first, K marks a king, ranges allowed). Default: the normal start position.",
+            argument=True, optional=True, show_default=True),
+    Setting("depth", 0, "Also print the perft leaf counts for depths 1..N (one line each). Pure "
+            "Python: depth 6 from the start takes about a second, each further depth ~6 times "
+            "longer.", kind=int, flags=("--perft",), minimum=0, maximum=12, ranged=True,
+            metavar="N", show_default=True),
+    Setting("board", False, "Print a text diagram of the position before the moves.", kind=bool,
+            show_default=True),
+)
+
+
+def moves_command(**given: Any) -> None:
     """List the legal moves of a position (FMJD international rules).
 
     One line per move: its PDN (long form only where two moves share from and to),
@@ -66,6 +66,7 @@ def moves_command(
 
     A FEN that cannot be read prints a one-line error; the exit code is then 1.
     """
+    fen, depth, board = (checked(one, given[one.key], option=True) for one in SETTINGS)
     position = Position.from_fen(fen)
     if board:
         typer.echo(position.render())
@@ -75,3 +76,9 @@ def moves_command(
         typer.echo("")
         for d in range(1, depth + 1):
             typer.echo(f"perft {d}: {perft(position, d)}")
+
+
+moves_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    parameters(SETTINGS)
+)
+app.command("moves")(moves_command)

@@ -1,33 +1,24 @@
-"""Options made from declared settings (:func:`option`), and those several commands share:
-layer 1, NULMODEM, the serial line, --web.
+"""Options made from declared settings: a command's signature (:func:`parameters`), one
+option (:func:`option`), and what several commands share: --web, --allow, the endpoint's
+help and the layer-1 options an endpoint is opened with.
 
-``bridge``, ``engine``, ``match``, ``hub`` and ``tournament`` speak NULMODEM or NUL on a
-serial line; ``bridge`` and ``selftest`` also set the line's framing.  Each takes these
-options from here, made from their declarations in :mod:`dxserial.line_settings`, so an
-option means the same and says so in the same words on every command.  Each factory makes a
-fresh ``typer.Option`` (a command may put it in a help panel of its own, and ``bridge`` also
-reads it from the environment); the checks that turn the values into settings are the
+The serial line's and NULMODEM's settings are declared in :mod:`dxserial.line_settings`, so
+an option means the same and says so in the same words on every command; a command may put
+one in a help panel of its own (``dataclasses.replace(one, panel=...)``), and ``bridge`` also
+reads it from the environment.  The checks that turn the values into settings are the
 declarations' (:func:`dxserial.setting.checked`).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import typer
 
 from dxserial.errors import ConfigError
-from dxserial.line_settings import (
-    BAUD,
-    LINK,
-    NULMODEM_LINE,
-    NULMODEM_PANEL,
-    SERIAL_LINE,
-    SERIAL_PANEL,
-    check_nulmodem,
-)
+from dxserial.line_settings import LINK, NULMODEM_LINE, check_nulmodem
 from dxserial.protocol.links import NulModemSettings
 from dxserial.setting import Setting, checked
 from dxserial.transports.endpoints import LinkKind, LinkOptions
@@ -35,50 +26,18 @@ from dxserial.transports.serial import SerialSettings
 
 __all__ = [
     "ALLOW",
-    "BAUD_HELP",
-    "ECHO_TIMEOUT",
-    "ECHO_TIMEOUT_HELP",
     "ENDPOINT_HELP",
-    "END_BYTE",
-    "END_BYTE_HELP",
-    "LINK_HELP",
-    "MAX_ATTEMPTS",
-    "MAX_ATTEMPTS_HELP",
-    "NULMODEM_PANEL",
-    "SERIAL_PANEL",
-    "START_BYTE",
-    "START_BYTE_HELP",
     "WEB",
-    "allow_option",
     "annotation",
-    "baud_option",
-    "bytesize_option",
-    "echo_timeout_option",
-    "end_byte_option",
+    "checked_link_options",
     "link_kind",
-    "link_option",
     "link_options",
-    "max_attempts_option",
     "nulmodem_settings",
     "option",
     "parameters",
-    "parity_option",
-    "rtscts_option",
-    "start_byte_option",
-    "stopbits_option",
-    "web_option",
-    "xonxoff_option",
+    "said",
 ]
 
-_BYTESIZE, _PARITY, _STOPBITS, _RTSCTS, _XONXOFF = SERIAL_LINE[1:6]
-START_BYTE, END_BYTE, ECHO_TIMEOUT, MAX_ATTEMPTS = NULMODEM_LINE
-
-START_BYTE_HELP = START_BYTE.help
-END_BYTE_HELP = END_BYTE.help
-ECHO_TIMEOUT_HELP = ECHO_TIMEOUT.help
-MAX_ATTEMPTS_HELP = MAX_ATTEMPTS.help
-LINK_HELP = LINK.help
-BAUD_HELP = BAUD.help
 ENDPOINT_HELP = (
     "Where the peer is: a serial port (/dev/ttyUSB0, a 'dxserial vpair' end, socket://HOST:PORT "
     "...) spoken to with --link; tcp://HOST:PORT to connect; listen://HOST:PORT to wait for "
@@ -86,63 +45,11 @@ ENDPOINT_HELP = (
 )
 
 
-def start_byte_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
-    return option(START_BYTE, panel, env=env)
-
-
-def end_byte_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
-    return option(END_BYTE, panel, env=env)
-
-
-def echo_timeout_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
-    return option(ECHO_TIMEOUT, panel, env=env)
-
-
-def max_attempts_option(panel: str | None = NULMODEM_PANEL, *, env: bool = False) -> Any:
-    return option(MAX_ATTEMPTS, panel, env=env)
-
-
-def link_option(panel: str | None = None, *, env: bool = False) -> Any:
-    return option(LINK, panel, env=env)
-
-
-def baud_option(panel: str | None = None, *, env: bool = False) -> Any:
-    return option(BAUD, panel, env=env)
-
-
-def bytesize_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
-    return option(_BYTESIZE, panel, env=env)
-
-
-def parity_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
-    return option(_PARITY, panel, env=env)
-
-
-def stopbits_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
-    return option(_STOPBITS, panel, env=env)
-
-
-def rtscts_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
-    return option(_RTSCTS, panel, env=env)
-
-
-def xonxoff_option(panel: str | None = SERIAL_PANEL, *, env: bool = False) -> Any:
-    return option(_XONXOFF, panel, env=env)
-
-
 # The live view of a director's games (match, tournament; the bridge's --web is its own).
 
 WEB = Setting("web", None, "Serve a live view of the games at HOST:PORT (needs dxserial[web]).")
 ALLOW = Setting("allow", (), "With --web: networks that may connect (CIDR; repeatable).",
                 many=True)
-
-
-def web_option() -> Any:
-    return option(WEB)
-
-
-def allow_option() -> Any:
-    return typer.Option([], "--allow", help=ALLOW.help)
 
 
 _SAME = object()
@@ -163,6 +70,10 @@ def option(one: Setting, panel: str | object | None = _SAME, *, env: bool = Fals
         show_default=one.show_default,
         count=one.count,
         hidden=one.hidden,
+        min=one.minimum if one.ranged else None,
+        max=one.maximum if one.ranged else None,
+        is_eager=one.action is not None,
+        callback=one.action,
     )
 
 
@@ -172,7 +83,9 @@ def parameters(settings: Iterable[Setting]) -> list[inspect.Parameter]:
     params = []
     for one in settings:
         if one.argument:
-            made = typer.Argument(..., metavar=one.metavar, help=one.help, show_default=False)
+            made = typer.Argument(one.typer_default if one.optional else ...,
+                                  metavar=one.metavar, help=one.help,
+                                  show_default=one.show_default)
         else:
             made = option(one)
         params.append(inspect.Parameter(one.key, inspect.Parameter.KEYWORD_ONLY,
@@ -231,6 +144,29 @@ def link_options(
         nulmodem=nulmodem,
         connect_timeout=connect_timeout,
     )
+
+
+def checked_link_options(values: Mapping[str, Any], connect_timeout: float) -> LinkOptions:
+    """The layer-1 options of an endpoint from a command's checked values (a NULMODEM
+    setting the command does not take: the line's default)."""
+    start, end, timeout, attempts = (values.get(one.key, one.default) for one in NULMODEM_LINE)
+    nulmodem = NulModemSettings(start, end, timeout, attempts,
+                                learn_start=values.get("learn_start", True))
+    return LinkOptions(link=link_kind("--link", values["link"]),
+                       serial=SerialSettings(baudrate=values["baud"]),
+                       nulmodem=check_nulmodem(nulmodem, option=True),
+                       connect_timeout=connect_timeout)
+
+
+def said(check: Callable[[Any], Any]) -> Callable[[Any, str], Any]:
+    """A check whose error names the value (``name 'x': ...``) as a ``parse`` whose error
+    names the option (``--name 'x': ...``)."""
+    def parse(value: Any, flag: str) -> Any:
+        try:
+            return check(value)
+        except ConfigError as exc:
+            raise ConfigError(f"--{exc}") from None
+    return parse
 
 
 def link_kind(option: str, value: str) -> LinkKind:

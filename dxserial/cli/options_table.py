@@ -19,21 +19,36 @@ __all__ = ["options_table", "page_with_table"]
 
 #: What every command takes, documented once in docs/commands/README.md.
 _EVERYWHERE = {"--verbose", "--quiet", "--help"}
-_TABLED = ("bridge", "engine", "match")  # the pages whose table is made here
-_END = "Every command also takes"
+#: The pages whose table is made here.
+_TABLED = ("bridge", "engine", "match", "tournament", "hub", "hub-engine", "probe",
+           "serve", "vpair", "demo", "replay", "selftest", "rate", "parse", "udev",
+           "moves", "ports")
 
 
 def _command(name: str) -> Any:
-    group = typer.main.get_command(app)
-    ctx = typer.Context(group, info_name="dxserial")
-    return group.resolve_command(ctx, [name])[1]  # type: ignore[attr-defined]
+    """``dxserial NAME``'s command (``udev install``: a group's subcommand)."""
+    command: Any = typer.main.get_command(app)
+    for part in name.split():
+        ctx = typer.Context(command, info_name="dxserial")
+        command = command.resolve_command(ctx, [part])[1]
+    return command
+
+
+def _tables(name: str) -> list[tuple[str, str]]:
+    """Each table of ``name``'s page, after the heading it follows (a group's page has
+    one per subcommand, under ``### `dxserial udev install ...``)."""
+    subcommands = getattr(_command(name), "commands", None)
+    if subcommands is None:
+        return [("", options_table(name))]
+    return [(f"### `dxserial {name} {sub} ", options_table(f"{name} {sub}"))
+            for sub in subcommands]
 
 
 def _row(param: Any) -> str:
     flags = [o for o in (*param.opts, *param.secondary_opts) if o.startswith("--")]
     text = param.help or ""
     default = param.default
-    if param.show_default and default is not None and not isinstance(default, bool):
+    if param.show_default and default not in (None, "") and not isinstance(default, bool):
         text += f" (default: `{default}`)"
     if param.envvar:
         text += f" [`{param.envvar}`]"
@@ -51,12 +66,20 @@ def options_table(name: str) -> str:
 
 
 def page_with_table(name: str, page: str) -> str:
-    """``page`` with its options table replaced by :func:`options_table`."""
-    head, sep, rest = page.partition("\n| option | what it does |\n")
-    if not sep:
-        raise ValueError(f"docs/commands/{name}.md has no options table")
-    _, sep2, tail = rest.partition(f"\n\n{_END}")
-    return f"{head}\n{options_table(name)}{sep2 and chr(10) * 2 + _END}{tail}"
+    """``page`` with its options table (each, for a group) replaced by
+    :func:`options_table`."""
+    for heading, table in _tables(name):
+        before, found, after = page.partition(heading) if heading else ("", "", page)
+        if heading and not found:
+            raise ValueError(f"docs/commands/{name}.md has no {heading.strip()!r}")
+        head, sep, rest = after.partition("\n| option | what it does |\n")
+        if not sep:
+            raise ValueError(f"docs/commands/{name}.md has no options table")
+        rows = rest.split("\n")
+        while rows and rows[0].startswith("|"):  # the old table's rows
+            rows.pop(0)
+        page = f"{before}{heading}{head}\n{table}\n" + "\n".join(rows)
+    return page
 
 
 def main(argv: list[str]) -> int:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
+from typing import Any
 
 import typer
 
 from dxserial.cli.app import app
+from dxserial.cli.options import parameters
 from dxserial.errors import MessageError
 from dxserial.protocol.messages import Message, escape, parse
+from dxserial.setting import Setting, checked
 
 
 def _decode_input(text: str, hex_input: bool) -> bytes:
@@ -35,27 +39,26 @@ def _describe(msg: Message) -> str:
     return line
 
 
-@app.command("parse")
-def parse_command(
-    messages: list[str] | None = typer.Argument(
-        None,
-        help="Messages to parse, e.g. 'M0012061100'. With none, one message per line of stdin.",
-        show_default=False,
-    ),
-    hex_input: bool = typer.Option(
-        False, "--hex", help="Read each message as hexadecimal bytes (a trailing 00 is ignored)."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per message."),
-    lenient: bool = typer.Option(
-        False,
-        "--lenient",
-        help="Accept variants real engines send (e.g. fractional minutes) and warn about them.",
-    ),
-) -> None:
+#: Every setting of ``dxserial parse``, in the order of its --help.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("messages", None, "Messages to parse, e.g. 'M0012061100'. With none, one message "
+            "per line of stdin.", many=True, argument=True, optional=True),
+    Setting("hex_input", False, "Read each message as hexadecimal bytes (a trailing 00 is "
+            "ignored).", kind=bool, flags=("--hex",), show_default=True),
+    Setting("as_json", False, "Print one JSON object per message.", kind=bool,
+            flags=("--json",), show_default=True),
+    Setting("lenient", False, "Accept variants real engines send (e.g. fractional minutes) and "
+            "warn about them.", kind=bool, show_default=True),
+)
+
+
+def parse_command(**given: Any) -> None:
     """Parse DXP messages and print their type and fields.
 
     An invalid message prints a one-line reason; the exit code is then 1.
     """
+    values = {one.key: checked(one, given[one.key], option=True) for one in SETTINGS}
+    messages, hex_input, as_json, lenient = values.values()
     if messages:
         inputs = list(messages)
     else:
@@ -81,3 +84,9 @@ def parse_command(
             typer.echo(_describe(msg))
     if failed:
         raise typer.Exit(1)
+
+
+parse_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    parameters(SETTINGS)
+)
+app.command("parse")(parse_command)

@@ -2,47 +2,53 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from dxserial.cli.app import app
+from dxserial.cli.options import parameters
 from dxserial.host.ports import NO_PORTS_HELP, PortInfo, list_ports
+from dxserial.setting import Setting, checked
+
+_HIDDEN = "(hidden; for tests: read the system from another root)"
+
+#: Every setting of ``dxserial ports``, in the order of its --help (the roots: for tests).
+SETTINGS: tuple[Setting, ...] = (
+    Setting("as_json", False, "Print a JSON list of objects with stable keys, for scripts.",
+            kind=bool, flags=("--json",), show_default=True),
+    Setting("include", None, "Also show this path, e.g. an end of `dxserial vpair` (a "
+            "pseudo-terminal). Repeat for more.", many=True, metavar="PATH"),
+    *(Setting(f"{name}_root", Path(f"/{name}"), _HIDDEN, kind=Path, cli_default=Path(f"/{name}"),
+              hidden=True, show_default=True) for name in ("sys", "dev", "proc")),
+)
 
 
-@app.command("ports")
-def ports_command(
-    as_json: bool = typer.Option(
-        False, "--json", help="Print a JSON list of objects with stable keys, for scripts."
-    ),
-    include: list[str] | None = typer.Option(
-        None,
-        "--include",
-        metavar="PATH",
-        help="Also show this path, e.g. an end of `dxserial vpair` (a pseudo-terminal). "
-        "Repeat for more.",
-        show_default=False,
-    ),
-    sys_root: Path = typer.Option(Path("/sys"), "--sys-root", hidden=True),
-    dev_root: Path = typer.Option(Path("/dev"), "--dev-root", hidden=True),
-    proc_root: Path = typer.Option(Path("/proc"), "--proc-root", hidden=True),
-) -> None:
+def ports_command(**given: Any) -> None:
     """List serial ports: links, USB VID:PID, maker, serial number, driver, latency timer.
 
     Also shows the /dev/dxserial name the udev rules give each adapter (see `dxserial udev`),
     which processes hold a port open, and whether you may open it, with what to do if not.
     """
-    ports = list_ports(
-        sys_root=sys_root, dev_root=dev_root, proc_root=proc_root, include=include or ()
-    )
-    if as_json:
+    values = {one.key: checked(one, given[one.key], option=True) for one in SETTINGS}
+    roots = {key: values[key] for key in ("sys_root", "dev_root", "proc_root")}
+    ports = list_ports(**roots, include=values["include"] or ())
+    if values["as_json"]:
         typer.echo(json.dumps([p.as_dict() for p in ports], indent=2))
         return
     if not ports:
         typer.echo(NO_PORTS_HELP)
         return
     typer.echo("\n\n".join(describe(p) for p in ports))
+
+
+ports_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    parameters(SETTINGS)
+)
+app.command("ports")(ports_command)
 
 
 def describe(port: PortInfo) -> str:

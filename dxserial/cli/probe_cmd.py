@@ -3,60 +3,66 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from dxserial.cli.app import app
+from dxserial.cli.options import parameters
 from dxserial.errors import ConfigError
 from dxserial.files import problem
-from dxserial.host.probe.prober import DEFAULT_SPEEDS, Finding, Prober, ProbeSettings
+from dxserial.host.probe.prober import Finding, Prober, ProbeSettings
 from dxserial.host.probe.runner import ProbeRunner
+from dxserial.setting import Setting, checked
 from dxserial.transports.schemes import lookup
 
 #: Ports that carry bytes with no line speed: the speed is not probed there.
 _NO_SPEED = ("socket", "dosbox")
 
 
-@app.command("probe")
-def probe_command(
-    port: str = typer.Argument(
-        ...,
-        metavar="PORT",
-        help="The engine's serial port, as the bridge takes it: a device, a 'dxserial vpair' "
-        "end, socket://HOST:PORT, dosbox://HOST:PORT ...",
-    ),
-    timeout: float = typer.Option(90.0, "--timeout", help="Give up after this many seconds."),
-    listen: float = typer.Option(
-        6.0,
-        "--listen",
-        help="Seconds to listen first: an initiator speaks unasked (DXP repeats a start byte "
-        "after 5 s without an echo). 0: ask at once.",
-    ),
-    wait: float = typer.Option(
-        0.3, "--wait", help="Seconds to wait for the echo of each byte (NULMODEM)."
-    ),
-    answer_wait: float = typer.Option(
-        1.0, "--answer-wait", help="Seconds to wait for an answer in NUL frames."
-    ),
-    speeds: str = typer.Option(
-        ",".join(str(s) for s in DEFAULT_SPEEDS),
-        "--speeds",
-        help="Speeds to try, in this order (comma-separated).",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print the finding as one JSON object."),
-    write_config: Path | None = typer.Option(
-        None,
-        "--write-config",
-        help="Save what was found as a TOML file for 'dxserial bridge --config FILE'.",
-        show_default=False,
-    ),
-) -> None:
+def _speeds_of(value: Any, flag: str) -> tuple[int, ...]:
+    return _speeds(str(value))
+
+
+def _writable(value: Any, flag: str) -> Path:
+    _check_writable(Path(value))
+    return Path(value)
+
+
+_PROBE = ProbeSettings()
+
+#: Every setting of ``dxserial probe``, in the order of its --help; each default the
+#: prober's (:class:`ProbeSettings`).
+SETTINGS: tuple[Setting, ...] = (
+    Setting("port", None, "The engine's serial port, as the bridge takes it: a device, a "
+            "'dxserial vpair' end, socket://HOST:PORT, dosbox://HOST:PORT ...", argument=True,
+            metavar="PORT"),
+    Setting("timeout", _PROBE.timeout, "Give up after this many seconds.", kind=float,
+            minimum=0, above=True, show_default=True),
+    Setting("listen", _PROBE.listen, "Seconds to listen first: an initiator speaks unasked "
+            "(DXP repeats a start byte after 5 s without an echo). 0: ask at once.", kind=float,
+            minimum=0, show_default=True),
+    Setting("wait", _PROBE.wait, "Seconds to wait for the echo of each byte (NULMODEM).",
+            kind=float, minimum=0, above=True, show_default=True),
+    Setting("answer_wait", _PROBE.answer_wait, "Seconds to wait for an answer in NUL frames.",
+            kind=float, minimum=0, show_default=True),
+    Setting("speeds", ",".join(str(s) for s in _PROBE.speeds), "Speeds to try, in this order "
+            "(comma-separated).", parse=_speeds_of, show_default=True),
+    Setting("as_json", False, "Print the finding as one JSON object.", kind=bool,
+            flags=("--json",), show_default=True),
+    Setting("write_config", None, "Save what was found as a TOML file for 'dxserial bridge "
+            "--config FILE'.", kind=Path, parse=_writable),
+)
+
+
+def probe_command(**given: Any) -> None:
     """Find out how the engine on PORT speaks DXP, and print the bridge command that works.
 
     Listens first (an initiator speaks unasked), then offers each candidate in turn: NUL
@@ -71,17 +77,14 @@ def probe_command(
     far). On a pseudo-terminal the speed is set with termios: a 'dxserial vpair
     --termios' end honours it.
     """
+    values = {one.key: checked(one, given[one.key], option=True) for one in SETTINGS}
+    port, as_json, write_config = values["port"], values["as_json"], values["write_config"]
     scheme = lookup(port, endpoints=False)  # an unknown scheme fails here, in one line
     settings = ProbeSettings(
-        speeds=_speeds(speeds),
+        speeds=values["speeds"],
         vary_speed=scheme is None or scheme.kind not in _NO_SPEED,
-        listen=listen,
-        wait=wait,
-        answer_wait=answer_wait,
-        timeout=timeout,
+        **{key: values[key] for key in ("listen", "wait", "answer_wait", "timeout")},
     )
-    if write_config is not None:
-        _check_writable(write_config)
     started = time.monotonic()
     finding = asyncio.run(_run(port, Prober(settings)))
     elapsed = time.monotonic() - started
@@ -95,6 +98,12 @@ def probe_command(
             print(f"saved: {write_config} (dxserial bridge --config {write_config})")
     code = 0 if finding.verdict == "found" and not finding.interrupted else 1
     raise typer.Exit(code)
+
+
+probe_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    parameters(SETTINGS)
+)
+app.command("probe")(probe_command)
 
 
 def _speeds(text: str) -> tuple[int, ...]:

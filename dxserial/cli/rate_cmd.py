@@ -6,37 +6,33 @@ module only reads the files and prints.
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
-
-import typer
+from typing import Any
 
 from dxserial.cli.app import app
+from dxserial.cli.options import parameters
 from dxserial.errors import ConfigError
 from dxserial.files import write_atomic
 from dxserial.game.pdn import read_pdn
+from dxserial.setting import Setting, checked
 from dxserial.tournament.charts import ratings_svg
 from dxserial.tournament.rating import RatingError, Tally, rate_field
 
+#: Every setting of ``dxserial rate``, in the order of its --help.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("files", None, "PDN files (dxserial's event.pdn, or any other PDN of finished "
+            "games).", kind=Path, many=True, argument=True),
+    Setting("anchor", "", "Hold this engine (its PDN name) at --anchor-rating; default: the "
+            "field's mean.", metavar="NAME", show_default=True),
+    Setting("anchor_rating", 0.0, "The rating of the anchor (the engine, or the field's mean).",
+            kind=float, metavar="ELO", show_default=True),
+    Setting("svg", None, "Also write the ratings with their intervals as an SVG chart to FILE.",
+            kind=Path, metavar="FILE", show_default=True),
+)
 
-@app.command("rate")
-def rate_command(
-    files: list[Path] = typer.Argument(
-        ..., help="PDN files (dxserial's event.pdn, or any other PDN of finished games).",
-        show_default=False,
-    ),
-    anchor: str = typer.Option(
-        "", "--anchor", metavar="NAME",
-        help="Hold this engine (its PDN name) at --anchor-rating; default: the field's mean.",
-    ),
-    anchor_rating: float = typer.Option(
-        0.0, "--anchor-rating", metavar="ELO",
-        help="The rating of the anchor (the engine, or the field's mean).",
-    ),
-    svg: Path | None = typer.Option(
-        None, "--svg", metavar="FILE",
-        help="Also write the ratings with their intervals as an SVG chart to FILE.",
-    ),
-) -> None:
+
+def rate_command(**given: Any) -> None:
     """Rate every engine of the PDN files jointly, with 95% intervals and LOS.
 
     One maximum-likelihood rating per engine from every finished game (Ordo's
@@ -46,6 +42,8 @@ def rate_command(
     left out; an engine with no points (or every point) gets a bound. Exit 1 (one
     line) when a file cannot be read or the games cannot rate the field.
     """
+    values = {one.key: checked(one, given[one.key], option=True) for one in SETTINGS}
+    files, anchor, anchor_rating, svg = values.values()
     tally = Tally()
     games = unfinished = 0
     for path in files:
@@ -71,3 +69,9 @@ def rate_command(
         except OSError as exc:
             raise RatingError(f"cannot write {svg}: {exc.strerror or exc}") from None
         print(f"chart: {svg}")
+
+
+rate_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    parameters(SETTINGS)
+)
+app.command("rate")(rate_command)

@@ -5,33 +5,32 @@ The replaying is :mod:`dxserial.game.replay`'s; this module only prints it.
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from dxserial.cli.app import app
+from dxserial.cli.options import parameters
 from dxserial.game.replay import ReplayError, load_games, plural
+from dxserial.setting import Setting, checked
+
+#: Every setting of ``dxserial replay``, in the order of its --help.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("file", None, "A bridge trace (JSON lines, from --trace) or a PDN file.", kind=Path,
+            argument=True),
+    Setting("game", 0, "Show only game N (1 = the first); default: all.", kind=int, minimum=0,
+            ranged=True, metavar="N", show_default=True),
+    Setting("no_board", False, "Moves only, no diagrams.", kind=bool, show_default=True),
+    Setting("final", False, "Only each game's final position, result and violations.",
+            kind=bool, show_default=True),
+    Setting("check", False, "Only the violations and the count; exit code 1 if there is one (as "
+            "when the file cannot be read), for scripts.", kind=bool, show_default=True),
+)
 
 
-@app.command("replay")
-def replay_command(
-    file: Path = typer.Argument(
-        ..., help="A bridge trace (JSON lines, from --trace) or a PDN file.", show_default=False
-    ),
-    game: int = typer.Option(
-        0, "--game", min=0, metavar="N", help="Show only game N (1 = the first); default: all."
-    ),
-    no_board: bool = typer.Option(False, "--no-board", help="Moves only, no diagrams."),
-    final: bool = typer.Option(
-        False, "--final", help="Only each game's final position, result and violations."
-    ),
-    check: bool = typer.Option(
-        False,
-        "--check",
-        help="Only the violations and the count; exit code 1 if there is one (as when the "
-        "file cannot be read), for scripts.",
-    ),
-) -> None:
+def replay_command(**given: Any) -> None:
     """Show the games of a bridge trace or PDN file move by move.
 
     Each ply: number, side, PDN move, the raw DXP MOVE (from a trace) and the
@@ -42,6 +41,8 @@ def replay_command(
     The exit code is 0 even when violations are found (with --check: 1); a file
     that cannot be read prints a one-line error and the exit code is 1.
     """
+    values = {one.key: checked(one, given[one.key], option=True) for one in SETTINGS}
+    file, game, no_board, final, check = values.values()
     games, preamble = load_games(file, board=not no_board and not final and not check)
     if game:
         if game > len(games):
@@ -78,3 +79,9 @@ def replay_command(
     typer.echo(f"{plural(len(counted), 'game')}, {plural(violations, 'violation')}")
     if check and violations:
         raise typer.Exit(1)
+
+
+replay_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    parameters(SETTINGS)
+)
+app.command("replay")(replay_command)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 import signal
@@ -16,8 +17,10 @@ import typer
 from dxserial import runtime
 from dxserial.cli.app import app
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
+from dxserial.cli.options import parameters
 from dxserial.drive.driver import on_signals
 from dxserial.errors import ConfigError, DxSerialError
+from dxserial.setting import Setting, checked
 
 #: Seconds between redraws of the web page's table of lines (only when a row changed).
 TABLE_INTERVAL = 1.0
@@ -32,32 +35,27 @@ def _print_keys(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.command("serve")
-def serve_command(
-    rig: Path | None = typer.Argument(
-        None, metavar="RIG", help="The rig file (TOML; --keys shows every key).",
-        show_default=False,
-    ),
-    keys: bool = typer.Option(
-        False, "--keys", is_eager=True, callback=_print_keys,
-        help="Print a rig file with every key, what it means, and exit.",
-    ),
-    check: bool = typer.Option(
-        False, "--check", help="Read and check RIG, say what it would serve, and exit."
-    ),
-    status: bool = typer.Option(
-        False, "--status", help="Ask the running daemon of RIG how every line is, and exit."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="With --status: the answer as JSON."),
-    web: str | None = typer.Option(
-        None, "--web",
-        help="Serve one live page of every line at HOST:PORT (needs dxserial[web]; else the "
-        "file's 'web').",
-        show_default=False,
-    ),
-    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=VERBOSE_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
-) -> None:
+#: Every setting of ``dxserial serve``, in the order of its --help.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("rig", None, "The rig file (TOML; --keys shows every key).", kind=Path,
+            argument=True, optional=True, metavar="RIG"),
+    Setting("keys", False, "Print a rig file with every key, what it means, and exit.",
+            kind=bool, action=_print_keys),
+    Setting("check", False, "Read and check RIG, say what it would serve, and exit.",
+            kind=bool),
+    Setting("status", False, "Ask the running daemon of RIG how every line is, and exit.",
+            kind=bool),
+    Setting("as_json", False, "With --status: the answer as JSON.", kind=bool,
+            flags=("--json",)),
+    Setting("web", None, "Serve one live page of every line at HOST:PORT (needs dxserial[web]; "
+            "else the file's 'web')."),
+    Setting("verbose", 0, VERBOSE_HELP, kind=int, flags=("--verbose", "-v"), count=True,
+            show_default=True),
+    Setting("quiet", False, QUIET_HELP, kind=bool, flags=("--quiet", "-q"), show_default=True),
+)
+
+
+def serve_command(**given: Any) -> None:
     """Bridge every serial line of a rig file, each as 'dxserial bridge' would, in one process.
 
     Each [lines.NAME] table takes the bridge's settings (dxserial bridge --config keys).
@@ -66,6 +64,8 @@ def serve_command(
     """
     from dxserial.serve.rig import read_rig
 
+    values = {one.key: checked(one, given[one.key], option=True) for one in SETTINGS}
+    rig, check, status, as_json = (values[k] for k in ("rig", "check", "status", "as_json"))
     if rig is None:
         raise ConfigError("name a rig file: dxserial serve RIG.toml (--keys prints one)")
     if as_json and not status:
@@ -93,14 +93,14 @@ def serve_command(
                    f"connect {config.connect[0]}:{config.connect[1]}" if config.connect else "")
             typer.echo(f"{line.name}: {line.where} ({config.link}, {config.serial.baudrate} "
                        f"baud) <-> {tcp}")
-        if (web if web is not None else spec.web) is not None:
-            _web_extra("--web" if web is not None else f"web ({spec.path})")
+        if (values["web"] if values["web"] is not None else spec.web) is not None:
+            _web_extra("--web" if values["web"] is not None else f"web ({spec.path})")
         typer.echo(f"{rig}: {len(spec.lines)} line(s), no mistake found")
         return
-    configure_logging(verbose, quiet)
+    configure_logging(values["verbose"], values["quiet"])
     _name_lines()
-    runtime.run(_serve(spec, web if web is not None else spec.web,
-                       "--web" if web is not None else "web"))
+    runtime.run(_serve(spec, values["web"] if values["web"] is not None else spec.web,
+                       "--web" if values["web"] is not None else "web"))
 
 
 def _web_extra(option: str) -> None:
@@ -109,6 +109,12 @@ def _web_extra(option: str) -> None:
 
     if importlib.util.find_spec("aiohttp") is None:
         raise ConfigError(f"{option} needs aiohttp: pip install 'dxserial[web]'")
+
+
+serve_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    parameters(SETTINGS)
+)
+app.command("serve")(serve_command)
 
 
 class _LineFormatter(logging.Formatter):

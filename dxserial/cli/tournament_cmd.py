@@ -2,79 +2,23 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
-from pathlib import Path
+from typing import Any
 
 import typer
 
 from dxserial import runtime
 from dxserial.cli.app import app
-from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP, configure_logging
+from dxserial.cli.common import configure_logging
 from dxserial.cli.display import run_watched, stdout_progress
-from dxserial.cli.options import (
-    END_BYTE,
-    START_BYTE,
-    allow_option,
-    baud_option,
-    echo_timeout_option,
-    link_option,
-    link_options,
-    max_attempts_option,
-    web_option,
-)
-from dxserial.engine.player import DEFAULT_NAME, check_name
-from dxserial.errors import ConfigError
+from dxserial.cli.options import checked_link_options, parameters
+from dxserial.cli.tournament_settings import SETTINGS
+from dxserial.setting import checked
 from dxserial.tournament.runner import Tournament, load_spec
-from dxserial.tournament.spec import check_cluster
 
 
-def _print_keys(value: bool) -> None:
-    if value:
-        from dxserial.tournament.keys import example
-
-        typer.echo(example())
-        raise typer.Exit()
-
-
-@app.command("tournament")
-def tournament_command(
-    file: Path = typer.Argument(
-        ..., metavar="FILE", help="The tournament file (TOML; --keys shows every key)."
-    ),
-    keys: bool = typer.Option(
-        False, "--keys", is_eager=True, callback=_print_keys,
-        help="Print every key of the tournament file, with an example, and exit.",
-    ),
-    resume: bool = typer.Option(
-        False, "--resume", help="Continue the tournament whose state is in the pdn folder."
-    ),
-    concurrency: int | None = typer.Option(
-        None,
-        "--concurrency",
-        help="Games at the same time (default: the file's, else 1); an endpoint engine plays "
-        "one at a time, an engine dxserial runs gets its own process for each game. On a "
-        "cluster: at most this many games in flight (default: the workers' threads and "
-        "one waiting on each worker).",
-        show_default=False,
-    ),
-    cluster: str | None = typer.Option(
-        None,
-        "--cluster",
-        metavar="tcp://HOST:PORT",
-        help="Play the games as tasks on the workers of this Dask scheduler (else the file's "
-        "cluster key; needs dxserial[cluster], see docs/cluster.md).",
-        show_default=False,
-    ),
-    web: str | None = web_option(),
-    allow: list[str] = allow_option(),
-    link: str = link_option(),
-    baud: int = baud_option(),
-    echo_timeout: float = echo_timeout_option(None),
-    max_attempts: int = max_attempts_option(None),
-    name: str = typer.Option(DEFAULT_NAME, "--name", help="Initiator name sent in GAMEREQs."),
-    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help=VERBOSE_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
-) -> None:
+def tournament_command(**given: Any) -> None:
     """Play a round robin or a gauntlet between engines listed in a TOML file.
 
     Every pairing plays each opening with both colours; games between different pairs run
@@ -87,41 +31,24 @@ def tournament_command(
     the workers of a Dask scheduler. Exit 0 when every game was played (or the SPRT
     decided); 1 when it stopped early, an engine could not be started, or no game was played.
     """
-    configure_logging(verbose, quiet)
+    configure_logging(given["verbose"], given["quiet"])
+    values = {one.key: checked(one, given[one.key], option=True) for one in SETTINGS}
+    file = values["file"]
     spec = load_spec(file)
-    if concurrency is not None and concurrency < 1:
-        raise ConfigError("--concurrency must be >= 1")
-    start, end = START_BYTE.typer_default, END_BYTE.typer_default  # no options: the defaults
-    options = link_options(
-        link, baud, start, end, echo_timeout, max_attempts, spec.connect_timeout
-    )
-    address = check_cluster(cluster, "--cluster") if cluster is not None else spec.cluster
+    options = checked_link_options(values, spec.connect_timeout)
+    address = values["cluster"] if values["cluster"] is not None else spec.cluster
+    how = dict(progress=stdout_progress(), resume=values["resume"],
+               concurrency=values["concurrency"], name=values["name"],
+               log_messages=values["verbose"] >= 1)
     tournament: Tournament
     if address is not None:
         from dxserial.cluster.runner import ClusterTournament
 
-        tournament = ClusterTournament(
-            spec,
-            options,
-            address=address,
-            progress=stdout_progress(),
-            resume=resume,
-            concurrency=concurrency,
-            name=check_name(name),
-            log_messages=verbose >= 1,
-        )
+        tournament = ClusterTournament(spec, options, address=address, **how)
     else:
-        tournament = Tournament(
-            spec,
-            options,
-            progress=stdout_progress(),
-            resume=resume,
-            concurrency=concurrency,
-            name=check_name(name),
-            log_messages=verbose >= 1,
-        )
+        tournament = Tournament(spec, options, **how)
     completed = runtime.run(
-        run_watched(tournament.run, tournament.stop, web=web, allow=allow,
+        run_watched(tournament.run, tournament.stop, web=values["web"], allow=values["allow"] or [],
                     say=tournament.progress.line, title=tournament.spec.event,
                     watch=tournament.watchers.append)
     )
@@ -139,3 +66,7 @@ def tournament_command(
         raise typer.Exit(1)
 
 
+tournament_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    parameters(SETTINGS)
+)
+app.command("tournament")(tournament_command)

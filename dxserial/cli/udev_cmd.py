@@ -6,17 +6,20 @@ exits with 77 (EX_NOPERM), so a script can tell "run me as root" from other fail
 
 from __future__ import annotations
 
+import dataclasses
 import grp
+import inspect
 import os
 import shlex
 import sys
 import tempfile
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
 from dxserial.cli.app import app
+from dxserial.cli.options import parameters
 from dxserial.errors import ConfigError
 from dxserial.files import read_text
 from dxserial.host.udev.files import RULES_FILE, Kind, shipped_file
@@ -35,6 +38,7 @@ from dxserial.host.udev.install import (
     unit_cannot_run,
 )
 from dxserial.host.udev.lint import check_rules, count_rules, udevadm_verify
+from dxserial.setting import Setting, checked
 
 udev_app = typer.Typer(
     name="udev",
@@ -57,97 +61,100 @@ _VERBS = {
 }
 
 
-@udev_app.command("print")
-def print_command(
-    what: Kind = typer.Argument(
-        Kind.rules, help="Which file: rules, unit, config or serve (dxserial serve's unit)."
+_ROOT = Setting("root", Path("/"), "Install under this folder instead of /.", kind=Path,
+                cli_default=Path("/"), metavar="DIR", show_default=True)
+_GROUP = Setting("group", "dialout", _GROUP_HELP, metavar="GROUP", show_default=True)
+_EXEC = Setting("exec_path", None, _EXEC_HELP, flags=("--exec",), metavar="PATH")
+
+
+def _group(value: Any, flag: str) -> str:
+    return check_group(value)
+
+
+def _names(value: Any, flag: str) -> list[str]:
+    return [check_name(name) for name in value]
+
+
+#: Every setting of each ``dxserial udev`` command, in the order of its --help.
+SETTINGS: dict[str, tuple[Setting, ...]] = {
+    "print": (
+        Setting("what", Kind.rules, "Which file: rules, unit, config or serve (dxserial serve's "
+                "unit).", kind=Kind, argument=True, optional=True, show_default=True),
+        Setting("name", "NAME", "Adapter name to fill into the config.", metavar="NAME",
+                show_default=True),
+        _GROUP,
+        _EXEC,
     ),
-    name: str = typer.Option(
-        "NAME", "--name", metavar="NAME", help="Adapter name to fill into the config."
+    "install": (
+        _ROOT,
+        Setting("names", None, "Write /etc/dxserial/NAME.toml for this adapter name (as "
+                "`dxserial ports` shows it), unless it exists. Repeat for more. Without it: "
+                "/etc/dxserial/example.toml.", flags=("--name",), many=True, metavar="NAME",
+                parse=_names),
+        dataclasses.replace(_GROUP, parse=_group),
+        _EXEC,
+        Setting("force", False, "Replace rules or unit files that were edited or not ours.",
+                kind=bool, show_default=True),
+        Setting("serve", None, "Instead: one systemd service, dxserial-serve.service, that runs "
+                "'dxserial serve RIG' for every line of that rig file (checked first).",
+                kind=Path, metavar="RIG"),
     ),
-    group: str = typer.Option("dialout", "--group", metavar="GROUP", help=_GROUP_HELP),
-    exec_path: str | None = typer.Option(
-        None, "--exec", metavar="PATH", help=_EXEC_HELP, show_default=False
+    "uninstall": (dataclasses.replace(_ROOT, help="Uninstall from under this folder."),),
+    "check": (
+        Setting("file", None, "Rules file to check (default: the shipped one).", kind=Path,
+                argument=True, optional=True),
+        Setting("use_udevadm", True, "Also run `udevadm verify` where it exists.", kind=bool,
+                flags=("--udevadm/--no-udevadm",), show_default=True),
     ),
-) -> None:
+}
+
+
+def _values(command: str, given: dict[str, Any]) -> dict[str, Any]:
+    return {one.key: checked(one, given[one.key], option=True) for one in SETTINGS[command]}
+
+
+def _declared(command: Any, name: str) -> None:
+    command.__signature__ = inspect.Signature(parameters(SETTINGS[name]))
+    udev_app.command(name)(command)
+
+
+def print_command(**given: Any) -> None:
     """Print a shipped file as install would write it."""
-    text = render(what, exe=exec_path, group=group, name=name)
+    values = _values("print", given)
+    text = render(values["what"], exe=values["exec_path"], group=values["group"],
+                  name=values["name"])
     typer.echo(text, nl=False)
 
 
-@udev_app.command("install")
-def install_command(
-    root: Path = typer.Option(
-        Path("/"), "--root", metavar="DIR", help="Install under this folder instead of /."
-    ),
-    names: list[str] | None = typer.Option(
-        None,
-        "--name",
-        metavar="NAME",
-        help="Write /etc/dxserial/NAME.toml for this adapter name (as `dxserial ports` shows "
-        "it), unless it exists. Repeat for more. Without it: /etc/dxserial/example.toml.",
-        show_default=False,
-    ),
-    group: str = typer.Option("dialout", "--group", metavar="GROUP", help=_GROUP_HELP),
-    exec_path: str | None = typer.Option(
-        None, "--exec", metavar="PATH", help=_EXEC_HELP, show_default=False
-    ),
-    force: bool = typer.Option(
-        False, "--force", help="Replace rules or unit files that were edited or not ours."
-    ),
-    serve: Path | None = typer.Option(
-        None, "--serve", metavar="RIG",
-        help="Instead: one systemd service, dxserial-serve.service, that runs 'dxserial "
-        "serve RIG' for every line of that rig file (checked first).",
-        show_default=False,
-    ),
-) -> None:
+_declared(print_command, "print")
+
+
+def install_command(**given: Any) -> None:
     """Write the udev rules, the systemd unit and an example configuration.
 
     Configuration files are never replaced. Prints the commands that make udev and
     systemd read the new files; runs none of them. Exit code 77: no permission (the
     command to run as root is printed).
     """
-    check_group(group)
-    for name in names or ():
-        check_name(name)
+    values = _values("install", given)
+    root, names, group, exec_path, force, serve = values.values()
     exe = exec_path or dxserial_executable()
     unreachable = unit_cannot_run(exe, this=exec_path is None)
     if unreachable:
         raise ConfigError(f"not installing: {unreachable}")
-    rig = None
+    rig = spec = None
     if serve is not None:
         if names:
             raise ConfigError("--serve and --name exclude each other: the rig file names "
                               "its lines")
-        from dxserial.serve.rig import read_rig
-
-        rig = str(serve.absolute())
-        if root != Path("/") and serve.absolute().is_relative_to(root.absolute()):
-            # The rig file of the system under --root: the unit names it by its path there.
-            rig = "/" + str(serve.absolute().relative_to(root.absolute()))
-        check_rig_path(rig)
-        spec = read_rig(serve)  # a rig file with a mistake is not installed
+        rig, spec = _rig(root, serve)
         targets = plan_serve(root, rig, exe=exe, group=group)
     else:
         targets = plan_install(root, names or [], exe=exe, group=group)
     try:
         actions = install(targets, force=force)
     except InstallPermissionError as exc:
-        argv = ["udev", "install"]
-        if root != Path("/"):
-            argv += ["--root", str(root)]
-        for name in names or ():
-            argv += ["--name", name]
-        if group != "dialout":
-            argv += ["--group", group]
-        if exec_path:
-            argv += ["--exec", exec_path]
-        if rig is not None:
-            argv += ["--serve", rig]
-        if force:
-            argv.append("--force")
-        _no_permission(exc, argv)
+        _no_permission(exc, _install_argv(values, rig))
     for action in actions:
         note = f" ({action.note})" if action.note else ""
         typer.echo(f"{_VERBS[action.verb]:<10}{action.path}{note}")
@@ -163,10 +170,44 @@ def install_command(
                 f"{group}) or install with --group",
                 err=True,
             )
-    if rig is not None:
+    if rig is not None and spec is not None:
         _serve_steps(root, rig, len(spec.lines))
         return
     _next_steps(root, names or [])
+
+
+_declared(install_command, "install")
+
+
+def _rig(root: Path, serve: Path) -> tuple[str, Any]:
+    """The rig file as the unit names it, and its lines (a rig with a mistake is not
+    installed)."""
+    from dxserial.serve.rig import read_rig
+
+    rig = str(serve.absolute())
+    if root != Path("/") and serve.absolute().is_relative_to(root.absolute()):
+        # The rig file of the system under --root: the unit names it by its path there.
+        rig = "/" + str(serve.absolute().relative_to(root.absolute()))
+    check_rig_path(rig)
+    return rig, read_rig(serve)
+
+
+def _install_argv(values: dict[str, Any], rig: str | None) -> list[str]:
+    """The install command line as given, to run as root."""
+    argv = ["udev", "install"]
+    if values["root"] != Path("/"):
+        argv += ["--root", str(values["root"])]
+    for name in values["names"] or ():
+        argv += ["--name", name]
+    if values["group"] != "dialout":
+        argv += ["--group", values["group"]]
+    if values["exec_path"]:
+        argv += ["--exec", values["exec_path"]]
+    if rig is not None:
+        argv += ["--serve", rig]
+    if values["force"]:
+        argv.append("--force")
+    return argv
 
 
 def _serve_steps(root: Path, rig: str, lines: int) -> None:
@@ -219,17 +260,13 @@ def _no_permission(exc: InstallPermissionError, argv: list[str]) -> NoReturn:
     raise typer.Exit(EXIT_NOPERM)
 
 
-@udev_app.command("uninstall")
-def uninstall_command(
-    root: Path = typer.Option(
-        Path("/"), "--root", metavar="DIR", help="Uninstall from under this folder."
-    ),
-) -> None:
+def uninstall_command(**given: Any) -> None:
     """Remove the files install wrote, if nobody has changed them since.
 
     Edited files and files dxserial did not write are kept and listed. Exit code 77: no
     permission (the command to run as root is printed).
     """
+    root = _values("uninstall", given)["root"]
     try:
         actions = uninstall(root)
     except InstallPermissionError as exc:
@@ -249,19 +286,15 @@ def uninstall_command(
         )
 
 
-@udev_app.command("check")
-def check_command(
-    file: Path | None = typer.Argument(
-        None, help="Rules file to check (default: the shipped one).", show_default=False
-    ),
-    use_udevadm: bool = typer.Option(
-        True, "--udevadm/--no-udevadm", help="Also run `udevadm verify` where it exists."
-    ),
-) -> None:
+_declared(uninstall_command, "uninstall")
+
+
+def check_command(**given: Any) -> None:
     """Check a udev rules file: dxserial's own syntax check, then `udevadm verify`.
 
     Problems are printed one per line as FILE:LINE: ...; the exit code is then 1.
     """
+    file, use_udevadm = _values("check", given).values()
     if file is None:
         shown = str(shipped_file(Kind.rules))
         text = render(Kind.rules)
@@ -278,6 +311,9 @@ def check_command(
         failed |= _udevadm(file, text, shown)
     if failed:
         raise typer.Exit(1)
+
+
+_declared(check_command, "check")
 
 
 def _udevadm(file: Path | None, text: str, shown: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import random
@@ -13,11 +14,14 @@ import time
 from collections.abc import Iterator
 from enum import StrEnum
 from types import FrameType
+from typing import Any
 
 import typer
 
 from dxserial.cli.app import app
+from dxserial.cli.options import parameters
 from dxserial.errors import ConfigError
+from dxserial.setting import Setting, checked
 from dxserial.sim.ptyend import End
 from dxserial.sim.vpair import VirtualPair
 
@@ -30,70 +34,38 @@ class EndChoice(StrEnum):
 _HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1)
 
 
-@app.command("vpair")
-def vpair_command(
-    path_a: str = typer.Argument(
-        ..., metavar="PATH_A", help="Path for end A: a symlink to its pseudo-terminal goes there."
-    ),
-    path_b: str = typer.Argument(..., metavar="PATH_B", help="Path for end B."),
-    baud: int | None = typer.Option(
-        None,
-        "--baud",
-        min=1,
-        help="Both ends run at this speed: bytes leave at their true times (10 bits per "
-        "character, 8N1). Default: as fast as the ptys go.",
-        show_default=False,
-    ),
-    baud_a: int | None = typer.Option(
-        None,
-        "--baud-a",
-        min=1,
-        help="End A's own speed (overrides --baud and --termios for A). When the two ends' "
-        "speeds differ, bytes arrive garbled as a UART at the other speed reads them.",
-        show_default=False,
-    ),
-    baud_b: int | None = typer.Option(
-        None, "--baud-b", min=1, help="End B's own speed (as --baud-a).", show_default=False
-    ),
-    termios_speed: bool = typer.Option(
-        False,
-        "--termios",
-        help="Each end runs at the speed the program on it sets (tcsetattr; pyserial's "
-        "baudrate), as on a real line; --baud, --baud-a and --baud-b still win.",
-    ),
-    drop: float = typer.Option(
-        0.0, "--drop", min=0.0, max=1.0, help="Probability that a byte is lost, per direction."
-    ),
-    corrupt: float = typer.Option(
-        0.0,
-        "--corrupt",
-        min=0.0,
-        max=1.0,
-        help="Probability that a byte arrives with one bit flipped, per direction.",
-    ),
-    seed: int | None = typer.Option(
-        None,
-        "--seed",
-        help="Seed for --drop/--corrupt: the same seed and traffic give the same faults. "
-        "Default: random, printed on stderr.",
-        show_default=False,
-    ),
-    unplug_every: float | None = typer.Option(
-        None,
-        "--unplug-every",
-        help="Unplug --end every SECONDS (first time SECONDS after start).",
-        show_default=False,
-    ),
-    unplugged_for: float = typer.Option(
-        1.0,
-        "--unplugged-for",
-        help="With --unplug-every: how long the end stays unplugged each time "
-        "(less than --unplug-every).",
-    ),
-    end: EndChoice = typer.Option(
-        EndChoice.a, "--end", help="With --unplug-every: which end is unplugged."
-    ),
-) -> None:
+#: Every setting of ``dxserial vpair``, in the order of its --help.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("path_a", None, "Path for end A: a symlink to its pseudo-terminal goes there.",
+            argument=True, metavar="PATH_A"),
+    Setting("path_b", None, "Path for end B.", argument=True, metavar="PATH_B"),
+    Setting("baud", None, "Both ends run at this speed: bytes leave at their true times (10 "
+            "bits per character, 8N1). Default: as fast as the ptys go.", kind=int, minimum=1,
+            ranged=True),
+    Setting("baud_a", None, "End A's own speed (overrides --baud and --termios for A). When the "
+            "two ends' speeds differ, bytes arrive garbled as a UART at the other speed reads "
+            "them.", kind=int, minimum=1, ranged=True),
+    Setting("baud_b", None, "End B's own speed (as --baud-a).", kind=int, minimum=1,
+            ranged=True),
+    Setting("termios_speed", False, "Each end runs at the speed the program on it sets "
+            "(tcsetattr; pyserial's baudrate), as on a real line; --baud, --baud-a and --baud-b "
+            "still win.", kind=bool, flags=("--termios",), show_default=True),
+    Setting("drop", 0.0, "Probability that a byte is lost, per direction.", kind=float,
+            minimum=0.0, maximum=1.0, ranged=True, show_default=True),
+    Setting("corrupt", 0.0, "Probability that a byte arrives with one bit flipped, per "
+            "direction.", kind=float, minimum=0.0, maximum=1.0, ranged=True, show_default=True),
+    Setting("seed", None, "Seed for --drop/--corrupt: the same seed and traffic give the same "
+            "faults. Default: random, printed on stderr.", kind=int),
+    Setting("unplug_every", None, "Unplug --end every SECONDS (first time SECONDS after "
+            "start).", kind=float),
+    Setting("unplugged_for", 1.0, "With --unplug-every: how long the end stays unplugged each "
+            "time (less than --unplug-every).", kind=float, show_default=True),
+    Setting("end", EndChoice.a, "With --unplug-every: which end is unplugged.",
+            kind=EndChoice, show_default=True),
+)
+
+
+def vpair_command(**given: Any) -> None:
     """Join two pseudo-terminals like a null-modem cable, published at two paths.
 
     Programs open PATH_A and PATH_B like serial ports: what one end writes,
@@ -116,6 +88,9 @@ def vpair_command(
     different speeds get what a UART at the receiving speed samples from the sender's
     bit stream: wrong bytes, more or fewer.
     """
+    values = {one.key: checked(one, given[one.key], option=True) for one in SETTINGS}
+    unplug_every, unplugged_for = values["unplug_every"], values["unplugged_for"]
+    drop, corrupt = values["drop"], values["corrupt"]
     if unplug_every is not None and not (unplug_every > 0 and unplugged_for > 0):
         raise ConfigError("--unplug-every and --unplugged-for must be positive")
     if unplug_every is not None and unplugged_for >= unplug_every:
@@ -124,15 +99,10 @@ def vpair_command(
             f"--unplug-every ({unplug_every:g} s)"
         )
     pair = VirtualPair(
-        path_a,
-        path_b,
-        baud=baud,
-        baud_a=baud_a,
-        baud_b=baud_b,
-        termios_speed=termios_speed,
-        drop=drop,
-        corrupt=corrupt,
-        seed=seed,
+        values["path_a"],
+        values["path_b"],
+        **{key: values[key] for key in ("baud", "baud_a", "baud_b", "termios_speed", "drop",
+                                         "corrupt", "seed")},
     )
     with _signals_to_pipe() as wake_fd, pair:
         _say(f"vpair ready: {pair.path_a} <-> {pair.path_b}")
@@ -140,9 +110,15 @@ def vpair_command(
             typer.echo(
                 f"vpair faults: drop={drop:g} corrupt={corrupt:g} seed={pair.seed}", err=True
             )
-        scheduled: End = "a" if end is EndChoice.a else "b"
+        scheduled: End = "a" if values["end"] is EndChoice.a else "b"
         _serve(pair, wake_fd, unplug_every, unplugged_for, scheduled)
         _say(f"stats {json.dumps(pair.stats.as_dict())}")
+
+
+vpair_command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    parameters(SETTINGS)
+)
+app.command("vpair")(vpair_command)
 
 
 def _say(line: str) -> None:

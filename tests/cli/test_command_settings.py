@@ -13,10 +13,29 @@ import pytest
 import typer
 from helpers import run_in_process
 
-from dxserial.cli import engine_settings, match_settings
+from dxserial.cli import (
+    demo_cmd,
+    engine_settings,
+    hub_engine_cmd,
+    hub_settings,
+    match_settings,
+    moves_cmd,
+    parse_cmd,
+    ports_cmd,
+    probe_cmd,
+    rate_cmd,
+    replay_cmd,
+    selftest_cmd,
+    serve_cmd,
+    tournament_settings,
+    udev_cmd,
+    vpair_cmd,
+)
 from dxserial.cli.app import app
 from dxserial.cli.options_table import options_table, page_with_table
 from dxserial.engine.player import PlayerConfig
+from dxserial.host.probe.prober import ProbeSettings
+from dxserial.hub.adapter import AdapterConfig
 from dxserial.line_settings import NULMODEM_LINE
 from dxserial.match.rules import MatchConfig
 from dxserial.protocol.session import Role
@@ -27,6 +46,13 @@ DOCS = Path(__file__).resolve().parent.parent.parent / "docs" / "commands"
 SETTINGS = match_settings.SETTINGS
 COMMANDS: dict[str, tuple[Setting, ...]] = {
     "match": match_settings.SETTINGS, "engine": engine_settings.SETTINGS,
+    "tournament": tournament_settings.SETTINGS, "hub": hub_settings.SETTINGS,
+    "hub-engine": hub_engine_cmd.SETTINGS, "probe": probe_cmd.SETTINGS,
+    "serve": serve_cmd.SETTINGS, "vpair": vpair_cmd.SETTINGS, "demo": demo_cmd.SETTINGS,
+    "replay": replay_cmd.SETTINGS, "selftest": selftest_cmd.SETTINGS,
+    "rate": rate_cmd.SETTINGS, "parse": parse_cmd.SETTINGS,
+    "moves": moves_cmd.SETTINGS, "ports": ports_cmd.SETTINGS,
+    **{f"udev {sub}": settings for sub, settings in udev_cmd.SETTINGS.items()},
 }
 _FILE = {one.key: one for one in FILE_KEYS}
 #: Keys of a tournament file the match takes as options, meaning the same.
@@ -38,9 +64,11 @@ EVERYWHERE = {"verbose", "quiet"}
 
 
 def params_of(name: str) -> dict[str, Any]:
-    group = typer.main.get_command(app)
-    ctx = typer.Context(group, info_name="dxserial")
-    command = group.resolve_command(ctx, [name])[1]  # type: ignore[attr-defined]
+    """``dxserial NAME``'s parameters (``udev install``: a group's subcommand's)."""
+    command: Any = typer.main.get_command(app)
+    for part in name.split():
+        ctx = typer.Context(command, info_name="dxserial")
+        command = command.resolve_command(ctx, [part])[1]
     return {p.name: p for p in command.params}
 
 
@@ -53,11 +81,13 @@ def test_every_setting_is_an_option_and_a_row_of_the_docs_table(name: str) -> No
     params = params_of(name)
     table = options_table(name)
     settings = COMMANDS[name]
-    assert set(params) == {one.key for one in settings}  # nothing hand-written beside them
+    own = {key for key, param in params.items() if param.expose_value}  # not the shared -v/-q
+    assert own == {one.key for one in settings}  # nothing hand-written beside them
     for one in settings:
         param = params[one.key]
         if one.argument:
-            assert param.param_type_name == "argument" and param.required, one.key
+            assert param.param_type_name == "argument", one.key
+            assert param.required != one.optional, one.key
             continue
         flags = [f for spelled in one.flags or (one.flag,) for f in spelled.split("/")]
         assert set(flags) <= {*param.opts, *param.secondary_opts}, one.key
@@ -67,7 +97,7 @@ def test_every_setting_is_an_option_and_a_row_of_the_docs_table(name: str) -> No
             assert f"| `{flags[0]}" in table, one.key
 
 
-@pytest.mark.parametrize("name", list(COMMANDS))
+@pytest.mark.parametrize("name", sorted({name.split()[0] for name in COMMANDS}))
 def test_the_docs_table_is_the_commands_own(name: str) -> None:
     page = (DOCS / f"{name}.md").read_text(encoding="utf-8")
     assert page_with_table(name, page) == page, (
@@ -96,7 +126,19 @@ def test_a_key_shared_with_the_tournament_file_is_its_declaration() -> None:
 def test_the_serial_settings_are_the_lines_own(name: str) -> None:
     by_key = {one.key: one for one in COMMANDS[name]}
     for one in NULMODEM_LINE:
-        assert dataclasses.replace(by_key[one.key], panel=one.panel) == one
+        if one.key in by_key:  # a tournament takes no --start-byte: the line's default
+            assert dataclasses.replace(by_key[one.key], panel=one.panel) == one
+
+
+def test_a_tournament_option_over_a_file_key_is_the_keys_declaration() -> None:
+    """--concurrency and --cluster check what the file's keys check; nothing given, the
+    file's value holds (the option's default is none)."""
+    by_key = {one.key: one for one in tournament_settings.SETTINGS}
+    for key in ("concurrency", "cluster"):
+        mine, theirs = by_key[key], _FILE[key]
+        assert dataclasses.replace(mine, default=theirs.default, help=theirs.help,
+                                   metavar=None, parse=None) == theirs, key
+        assert params_of("tournament")[key].default is None, key
 
 
 def test_the_engines_defaults_are_the_built_in_players() -> None:
@@ -138,6 +180,71 @@ def test_defaults_match_the_match_configs() -> None:
 ])
 def test_a_mistake_is_one_line_naming_the_option(args: tuple[str, ...], says: str) -> None:
     done = run_in_process("match", "tcp://127.0.0.1:1", "tcp://127.0.0.1:2", *args)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"dxserial: error: {says}"), line
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--concurrency", "0"), "--concurrency must be 1..999, not 0"),
+    (("--cluster", "10.0.0.5:8786"), "--cluster: cluster must be a Dask scheduler's address"),
+    (("--name", ""), "--name '': must be 1 to 32 characters"),
+    (("--link", "null"), "--link: 'null' is not 'nulmodem' or 'nul'"),
+    (("--echo-timeout", "0"), "--echo-timeout must be > 0, not 0.0"),
+])
+def test_a_tournament_mistake_is_one_line_naming_the_option(
+    args: tuple[str, ...], says: str, tmp_path: Path,
+) -> None:
+    """Told before the file is read (it need not exist)."""
+    done = run_in_process("tournament", str(tmp_path / "none.toml"), *args)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"dxserial: error: {says}"), line
+
+
+def test_the_hub_adapters_defaults_are_its_configs() -> None:
+    by_key = {one.key: one for one in hub_settings.SETTINGS}
+    for field in dataclasses.fields(AdapterConfig):
+        assert by_key[field.name].default == getattr(AdapterConfig(), field.name), field.name
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--minutes", "0"), "--minutes must be 1..999, not 0"),
+    (("--grace", "nan"), "--grace must be > 0, not nan"),
+    (("--answer-timeout", "0"), "--answer-timeout must be > 0, not 0.0"),
+    (("--connect-timeout", "-1"), "--connect-timeout must be > 0, not -1.0"),
+    (("--name", ""), "--name '': must be 1 to 32 characters"),
+    (("--end-byte", "0x02"), "--start-byte and --end-byte must differ"),
+    (("--depth", "0"), "--depth 0: must be 1..10"),
+])
+def test_a_hub_mistake_is_one_line_naming_the_option(args: tuple[str, ...], says: str) -> None:
+    command = ("hub-engine",) if args[0] == "--depth" else ("hub", "tcp://127.0.0.1:1")
+    done = run_in_process(*command, *args)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"dxserial: error: {says}"), line
+
+
+def test_the_probes_defaults_are_the_probers() -> None:
+    by_key = {one.key: one for one in probe_cmd.SETTINGS}
+    base = ProbeSettings()
+    for key in ("listen", "wait", "answer_wait", "timeout", "speeds"):
+        one = by_key[key]
+        value = one.default if one.parse is None else one.parse(one.default, one.flag)
+        assert value == getattr(base, key), key
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--timeout", "0"), "--timeout must be > 0, not 0.0"),
+    (("--listen", "-1"), "--listen must be >= 0, not -1.0"),
+    (("--wait", "nan"), "--wait must be > 0, not nan"),
+    (("--speeds", "9600,x"), "--speeds: 'x' is not a whole number"),
+    (("--speeds", ","), "--speeds: name at least one speed"),
+])
+def test_a_probe_mistake_is_one_line_naming_the_option(
+    args: tuple[str, ...], says: str,
+) -> None:
+    done = run_in_process("probe", "socket://127.0.0.1:1", *args)
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"dxserial: error: {says}"), line
