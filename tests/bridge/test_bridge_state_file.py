@@ -175,6 +175,7 @@ def test_a_state_dir_that_cannot_be_a_folder_is_the_one_line_error(tmp_path: Pat
     )
 
 
+@pytest.mark.e2e
 def test_a_default_folder_that_cannot_be_made_is_a_warning_and_the_bridge_plays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -189,6 +190,7 @@ def test_a_default_folder_that_cannot_be_made_is_a_warning_and_the_bridge_plays(
     assert "keeps no record of the serial engine's game across runs" in bridge.log()
 
 
+@pytest.mark.e2e
 def test_a_run_that_finds_its_previous_run_s_game_open_ends_it_first(tmp_path: Path) -> None:
     state = tmp_path / "state"
     first, second = tmp_path / "run1", tmp_path / "run2"

@@ -22,7 +22,8 @@ from dxserial.setting import NESTED, SETTING, declared
 
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs" / "commands" / "bridge.md"
 #: Tuning knobs a file may set but the command line does not offer.
-FILE_ONLY = {"max_pending", "reopen_interval", "reconnect_interval", "shutdown_grace"}
+FILE_ONLY = {"max_pending", "reopen_interval", "reconnect_interval", "shutdown_grace",
+             "silent_slot"}
 
 
 def bridge_params() -> dict[str, object]:

@@ -282,6 +282,7 @@ async def test_the_page_shows_a_hub_engines_thinking_beside_its_moves(
     assert any(card["thinks"] for card in shown)
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))
 async def test_the_serve_page_heads_its_lines_table_lines_and_keeps_it_in_the_window(
     tmp_path: Path, browser: Browser

@@ -14,6 +14,8 @@ from dxserial.testing.fdio import open_raw, read_exactly, read_until_quiet, writ
 from dxserial.testing.process import Cli, wait_until
 from dxserial.testing.rig import Vpair
 
+pytestmark = pytest.mark.e2e
+
 
 def test_ready_line_links_traffic_and_clean_exit_on_sigterm(tmp_path: Path) -> None:
     a, b = str(tmp_path / "a"), str(tmp_path / "b")
