@@ -175,3 +175,26 @@ def build_wheel(into: Path) -> zipfile.ZipFile:
     assert built.returncode == 0, built.stderr
     (wheel,) = (into / "dist").glob("dxserial-*.whl")
     return zipfile.ZipFile(wheel)
+
+
+def write_trace(
+    path: Path, items: list[tuple[str, bytes, str]], errors: dict[int, str] | None = None
+) -> Path:
+    """``items``: (sender side 'serial'/'tcp', raw bytes, bridge action); ``errors`` by index:
+    the bridge's own complaint about that message."""
+    from dxserial.errors import MessageError
+    from dxserial.game.trace import TraceWriter
+    from dxserial.protocol.messages import parse
+
+    writer = TraceWriter(path)
+    writer.event("bridge started")
+    for i, (side, raw, action) in enumerate(items):
+        direction = "serial->tcp" if side == "serial" else "tcp->serial"
+        try:
+            msg = parse(raw, strict=False)
+        except MessageError as exc:
+            writer.message(direction, raw, error=str(exc), action=action)
+        else:
+            writer.message(direction, raw, msg=msg, action=action, error=(errors or {}).get(i))
+    writer.close()
+    return path

@@ -64,6 +64,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "dxserial.cli.replay_cmd",
         "Show the games of a bridge trace or PDN file move by move.",
     ),
+    "rate": (
+        "dxserial.cli.rate_cmd",
+        "Rate every engine of the PDN files jointly, with 95% intervals and LOS.",
+    ),
     "parse": ("dxserial.cli.parse_cmd", "Parse DXP messages and print their type and fields."),
     "moves": (
         "dxserial.cli.moves_cmd",
@@ -77,10 +81,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "dxserial.cli.selftest_cmd",
         "Check a serial line before a match: every byte, the round trip per character, the "
         "modem lines, and a verdict saying what to fix.",
-    ),
-    "rate": (
-        "dxserial.cli.rate_cmd",
-        "Rate every engine of the PDN files jointly, with 95% intervals and LOS.",
     ),
     "udev": (
         "dxserial.cli.udev_cmd",

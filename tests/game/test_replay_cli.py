@@ -6,35 +6,16 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from helpers import run_in_process
+from helpers import run_in_process, write_trace
 
-from dxserial.errors import MessageError
 from dxserial.game.pdn import write_pdn
 from dxserial.game.record import GameRecord, RecordedMove, Recorder
 from dxserial.game.referee import Referee
-from dxserial.game.trace import TraceWriter
 from dxserial.protocol.messages import Colour, parse
 from dxserial.protocol.session import Role
 
 REQ = b"R01Ini                             Z005000A"
 ACC = b"AFol                             0"
-
-
-def write_trace(path: Path, items: list[tuple[str, bytes, str]], errors: dict[int, str] | None = None) -> Path:
-    """``items``: (sender side 'serial'/'tcp', raw bytes, bridge action); ``errors`` by index:
-    the bridge's own complaint about that message."""
-    writer = TraceWriter(path)
-    writer.event("bridge started")
-    for i, (side, raw, action) in enumerate(items):
-        direction = "serial->tcp" if side == "serial" else "tcp->serial"
-        try:
-            msg = parse(raw, strict=False)
-        except MessageError as exc:
-            writer.message(direction, raw, error=str(exc), action=action)
-        else:
-            writer.message(direction, raw, msg=msg, action=action, error=(errors or {}).get(i))
-    writer.close()
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,8 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")),
+         *sorted((ROOT / "firmware_notes").rglob("*.md"))]
 
 #: Substring of a command -> why it is not run here.
 SKIP: dict[str, str] = {
@@ -61,6 +62,9 @@ SKIP: dict[str, str] = {
     "/opt/scan/scan": "needs Scan built in /opt/scan",
     "dxserial bridge --config engine.toml": "the engine.toml the probe above wrote names its "
     "adapter",
+    "dxserial rate ": "reads a night's event.pdn (tests/tournament/test_rating.py runs the "
+    "command on recorded games and holds its output)",
+    "ordo -p ": "needs Ordo built from its source (bench/ordo_check.py)",
 }
 
 #: Examples whose exit code is not 0, as their page says.
@@ -196,7 +200,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _setup(work: Path) -> None:
     (work / "tmp").mkdir()
     shutil.copytree(ROOT / "dos", work / "dos", ignore=shutil.ignore_patterns("build"))
-    from test_replay_cli import write_trace  # a trace as the bridge writes it
+    from helpers import write_trace  # a trace as the bridge writes it
 
     game = [json.loads(line) for line in
             (ROOT / "tests" / "data" / "scan-vs-scan-game.jsonl").read_text().splitlines()]
