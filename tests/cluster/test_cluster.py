@@ -147,7 +147,10 @@ def test_a_worker_killed_mid_game_has_its_game_played_again_elsewhere(tmp_path: 
     assert sorted(where) == [1, 2, 3, 4] and where[lost] == "w2", out
     state = finished(tmp_path)
     assert sorted(state) == [1, 2, 3, 4]
-    assert state[lost]["plies"] == 80 and "forfeit" not in str(state[lost]["reason"])
+    # Played again from the start to its end: the move limit, or a result of the play (the
+    # built-in engine picks among equal moves at random), never a forfeit.
+    assert 0 < int(state[lost]["plies"]) <= 80, state[lost]  # type: ignore[call-overload]
+    assert "forfeit" not in str(state[lost]["reason"]), state[lost]
 
 
 def test_an_sprt_stops_by_itself_with_its_games_on_the_workers(
