@@ -4,6 +4,7 @@ why, and a page that reads nothing is dropped, its slot freed (issue #36, point 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 
 import pytest
@@ -15,12 +16,27 @@ from dxserial.live.web import MAX_CLIENTS, WebView, start_web
 pytestmark = pytest.mark.e2e
 
 
+#: Every page a test opened, closed when it ends (the leak check counts sockets).
+_OPEN: list[asyncio.StreamWriter] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_pages() -> object:
+    yield
+    while _OPEN:
+        writer = _OPEN.pop()
+        writer.close()
+        with contextlib.suppress(OSError, ConnectionError):
+            await writer.wait_closed()
+
+
 async def follow(
     view: WebView, keep: bool = False
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
     """A page asking for the events; what it got first (its headers)."""
     host, port = view.address.removeprefix("http://").rstrip("/").rsplit(":", 1)
     reader, writer = await asyncio.open_connection(host, int(port))
+    _OPEN.append(writer)
     connection = b"keep-alive" if keep else b"close"
     writer.write(b"GET /events HTTP/1.1\r\nHost: x\r\nConnection: " + connection + b"\r\n\r\n")
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)

@@ -17,6 +17,7 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 
+@pytest.mark.timeout(300)  # about 45 s idle; a loaded machine takes longer
 def test_one_line_lives_through_noise_replugs_and_a_kill() -> None:
     plan = ("noise", "long unplug", "short unplug", "kill", "plain")
     (result,) = line_soak.line_soak(1, plan=plan, lookalike=False, grace=2.0)
