@@ -45,6 +45,8 @@ from dxserial.protocol.session import Phase
 
 #: What only a running game explains (from a serial engine still in an old one).
 _GAME_MESSAGES = (Move, GameEnd, BackRequest, BackAccept)
+#: The bridge's own end of a game the serial engine may have open.
+_END = GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE)
 
 
 @dataclass
@@ -82,7 +84,9 @@ class SerialCheck:
         self._recorded = self.evidence is not None  # what the state file says now
         # Known once it sends a GAMEREQ or a GAMEACC, or answers.
         self.known = not enabled
-        self.probe: tuple[float, deque[tuple[Item, Message]]] | None = None  # deadline, held
+        # The bridge's GAMEEND is out: its deadline (None until the line delivered it: the
+        # engine's time to answer runs from when it has it) and what is held meanwhile.
+        self.probe: tuple[float | None, deque[tuple[Item, Message]]] | None = None
         self._offer: _Offer | None = None
         self._reoffer: GameRequest | None = None  # offered again once the probe is over
         self._frozen = False  # the bridge stops: the record stays as the wire left it
@@ -139,7 +143,11 @@ class SerialCheck:
         return offer.deadline if offer is not None else None
 
     def delivered(self, side: Side, raw: bytes, now: float) -> None:
-        """The line delivered ``raw``: a GAMEREQ watched for its GAMEACC starts its time."""
+        """The line delivered ``raw``: the bridge's GAMEEND, or a GAMEREQ watched for its
+        GAMEACC, starts the serial engine's time to answer."""
+        probe = self.probe
+        if side == SERIAL and probe is not None and probe[0] is None and raw == _END.wire:
+            self.probe = (now + self._timeout, probe[1])
         offer = self._offer
         if side == SERIAL and offer is not None and offer.deadline is None and (
             raw == offer.msg.wire
@@ -237,7 +245,8 @@ class SerialCheck:
 
     def poll(self, now: float) -> None:
         if self.probe is not None:
-            if now >= self.probe[0]:
+            due = self.probe[0]
+            if due is not None and now >= due:
                 self._records.log(logging.INFO, "the serial engine did not answer the "
                                   "bridge's GAMEEND; taken to be idle")
                 self._end(now)
@@ -286,9 +295,8 @@ class SerialCheck:
         self.known = True
 
     def _start(self, now: float, held: deque[tuple[Item, Message]], why: str) -> None:
-        self.probe = (now + self._timeout, held)
-        self._say(SERIAL, GameEnd(reason=EndReason.NONE, stop=StopCode.CONTINUE), why,
-                  judged=False)
+        self.probe = (None, held)  # its time runs once the line has delivered the GAMEEND
+        self._say(SERIAL, _END, why, judged=False)
 
     def _left_over(self, item: Item, msg: Message, now: float) -> None:
         """Evidence (b): a game message from a serial engine of unknown state while no game

@@ -189,3 +189,23 @@ def test_the_record_closes_once_the_last_gameend_is_delivered() -> None:
         assert r.remembered == ["open"]
         r.confirm(TCP if side == SERIAL else SERIAL)
     assert r.remembered == ["open", "closed"]
+
+
+def test_the_serial_engine_s_time_to_answer_the_bridge_s_gameend_runs_once_it_has_it() -> None:
+    """Found by the line soak under load: after a restart the bridge's GAMEEND (the record
+    said a game was open) took longer than its 3 s to cross a slow line, the silence was
+    taken for an idle engine, and the GAMEREQ reached the engine inside its old game."""
+    r = Rig(deliver=False)  # the line delivers nothing yet (a slow or noisy line)
+    r.relay = Relay(RelaySettings(check_serial_state=True), left_open=LEFT_OPEN)
+    r.join(TCP)
+    r.send(TCP, REQ_Z)
+    assert r.unconfirmed[SERIAL] == [b"E00"]  # the old game is ended first
+    r.tick(30.0)  # not delivered: no answer can be owed yet
+    assert REQ_Z not in r.unconfirmed[SERIAL] and REQ_Z not in r.got[SERIAL]
+    r.deliver = True
+    r.confirm(SERIAL)  # the engine has the GAMEEND now
+    r.send(SERIAL, b"E00")  # and answers it (consumed)
+    assert r.got[SERIAL][-1] == REQ_Z and r.got[TCP] == []
+    r.send(SERIAL, ACC)
+    assert r.got[TCP] == [ACC]
+    r.check_counts()
