@@ -61,8 +61,10 @@ _LAST_SINCE = 253402300799.0
 def port_identity(port: str, serial_number: str | None = None, *, by_id: Path = BY_ID) -> str:
     """What names one line's serial engine across runs: the adapter's USB serial number
     where the line names it by that; a URL as given; else the by-id link of the device
-    (named, or found among ``by_id``'s links), else the path resolved (``./ttyUSB0`` from
-    the current folder, symbolic links followed)."""
+    (named, or found among ``by_id``'s links), else the path as named, made absolute
+    (``./ttyUSB0`` from the current folder). A link such as ``/dev/dxserial/NAME`` or a
+    vpair's end is not followed: the device behind it (``/dev/pts/N``, ``/dev/ttyUSB1``)
+    may be another one after a replug, and the line's record must still be found."""
     if serial_number is not None:
         return f"usb-serial:{serial_number}"
     if "://" in port:
@@ -78,7 +80,7 @@ def port_identity(port: str, serial_number: str | None = None, *, by_id: Path = 
     for link in links:
         if os.path.realpath(by_id / link) == real:
             return str(by_id / link)
-    return real
+    return named
 
 
 def state_file(folder: Path, identity: str) -> Path:

@@ -196,11 +196,15 @@ def _check_distinct(path: Path, lines: dict[str, LineSpec]) -> None:
     """Two lines on one port, one listening address, one engine address or one trace: no."""
     seen: dict[str, str] = {}
     for line in lines.values():
+        # Its identity, and the device behind a link (a udev link and its tty are one port).
         ident = port_identity(line)
-        if ident in seen:
-            raise ConfigError(f"{path}: lines '{seen[ident]}' and '{line.name}' both name the "
-                              f"port {line.where}: one line per port")
-        seen[ident] = line.name
+        device = ident if "://" in ident or ident.startswith("usb-serial:") else (
+            os.path.realpath(ident))
+        for key in {ident, device}:
+            if key in seen:
+                raise ConfigError(f"{path}: lines '{seen[key]}' and '{line.name}' both name "
+                                  f"the port {line.where}: one line per port")
+            seen[key] = line.name
     _check_state_files(path, lines)
     items = list(lines.values())
     for i, one in enumerate(items):

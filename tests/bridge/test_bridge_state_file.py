@@ -239,3 +239,18 @@ def test_a_foreign_state_file_is_a_warning_taken_as_no_game_and_replaced(
     warned = [line for line in bridge.log().splitlines() if "not a dxserial state record" in line]
     assert len(warned) == 1 and f"state file {path}" in warned[0], bridge.log()
     assert json.loads(path.read_text())["game"] == "open"
+
+
+def test_a_link_whose_device_changes_on_a_replug_keeps_its_line_s_record(tmp_path: Path) -> None:
+    """Found by the line soak: a vpair's end (like a udev link) points at another
+    /dev/pts/N after each replug; named by the device behind it, the restarted bridge looked
+    for another file, found no record of the open game and sent a GAMEREQ into it."""
+    first, second = tmp_path / "pts1", tmp_path / "pts5"
+    first.touch()
+    second.touch()
+    link = tmp_path / "ttyA"
+    link.symlink_to(first)
+    before = port_identity(str(link), by_id=tmp_path / "no-by-id")
+    link.unlink()
+    link.symlink_to(second)  # plugged back in: the same name, another device
+    assert port_identity(str(link), by_id=tmp_path / "no-by-id") == before == str(link)
