@@ -83,7 +83,9 @@ def _bridge_command(kind: str, path: str, port: int, tmp: str) -> list[str]:
     command = [sys.executable, "-m", "dxserial", "bridge", path, "--link", "nul",
                "--listen", f"127.0.0.1:{port}", "-q"]
     if kind == BASELINE_KIND:  # a main from before issue 29 spoke first: its check off
-        return ["env", f"PYTHONPATH={os.environ[BASELINE_ENV]}", *command, "--no-serial-check"]
+        # -P: the current folder (say this checkout) must not come before PYTHONPATH.
+        return ["env", f"PYTHONPATH={os.environ[BASELINE_ENV]}", sys.executable, "-P",
+                *command[1:], "--no-serial-check"]
     return [*command, "--state-dir", str(Path(tmp) / "state")]  # not the user's
 
 

@@ -264,7 +264,7 @@ def line_soak(lines: int = 3, *, seconds: float = 240.0, grace: float = 3.0,
     with contextlib.ExitStack() as stack:
         root = keep or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dxline-")))
         state = root / "state"
-        state.mkdir(exist_ok=True)
+        state.mkdir(parents=True, exist_ok=True)  # --keep may name a new folder
         places = [root / f"line{i}" for i in range(lines)]
         if lookalike:
             places[:2] = [root / "x" / "y", root / "x-y"]

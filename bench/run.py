@@ -137,7 +137,8 @@ def bridge_configs(harness: Path) -> list[tuple[str, list[str]]]:
     ]
     baseline = os.environ.get(BASELINE_ENV)
     if baseline:  # the same command, run from the other checkout's code
-        other = f"env PYTHONPATH={baseline} {sys.executable} -m dxserial"
+        # -P: the current folder (say this checkout) must not come before PYTHONPATH.
+        other = f"env PYTHONPATH={baseline} {sys.executable} -P -m dxserial"
         # A main from before issue 29 ended a game before every first GAMEREQ, and took
         # the echo peer's first MOVE for an old game's: only it needs the check off.
         runs.insert(1, (BASELINE_KIND, other, " --no-serial-check"))

@@ -28,6 +28,8 @@ import time
 import tty
 from pathlib import Path
 
+from game_latency import BASELINE_ENV  # bench/game_latency.py
+
 FRAME = b"M0012061100\x00"
 
 
@@ -105,8 +107,12 @@ def _one(kind: str, lines: list[tuple[int, str]], ports: list[int], tmp: Path
     for i, ((_, path), port) in enumerate(zip(lines, ports, strict=True)):
         text += [f"[lines.l{i}]", f'port = "{path}"', f'listen = "127.0.0.1:{port}"']
     rig.write_text("\n".join(text) + "\n")
-    return subprocess.Popen([sys.executable, "-m", "dxserial", "serve", str(rig), "-q"],
-                            stdout=subprocess.DEVNULL)
+    python, env = [sys.executable], None
+    if kind == BASELINE_SERVE:  # the same daemon run from the other checkout's code (-P: not
+        python += ["-P"]  # from the current folder, which may be this checkout)
+        env = {**os.environ, "PYTHONPATH": os.environ[BASELINE_ENV]}
+    return subprocess.Popen([*python, "-m", "dxserial", "serve", str(rig), "-q"],
+                            stdout=subprocess.DEVNULL, env=env)
 
 
 def measure(kind: str, count: int, rounds: int) -> dict[str, float]:
@@ -198,7 +204,15 @@ def ping(lines: list[tuple[int, str]], clients: list[socket.socket], rounds: int
     return done
 
 
-KINDS = ("dxserial serve", "ser2net", "dxserial bridge per line")
+#: ``bench/run.py --baseline DIR``: ``dxserial serve`` of that checkout, in the same rounds.
+BASELINE_SERVE = "baseline: dxserial serve"
+
+
+def kinds() -> tuple[str, ...]:
+    base = (BASELINE_SERVE,) if os.environ.get(BASELINE_ENV) else ()
+    return (*base, "dxserial serve", "ser2net", "dxserial bridge per line")
+
+
 COUNTS = (1, 8, 32)
 
 
@@ -208,7 +222,7 @@ def measure_all(rounds: int, repeat: int) -> list[dict[str, float | str]]:
     rows: list[dict[str, float | str]] = []
     for turn in range(repeat):
         for count in COUNTS:
-            for kind in KINDS:
+            for kind in kinds():
                 if kind == "ser2net" and not shutil.which("ser2net"):
                     continue
                 if kind == "dxserial bridge per line" and count > 8:
@@ -300,7 +314,7 @@ def section(repeat: int = 3, rounds: int = 2000) -> str:
            "|---|---|---|---|---|---|---|---|"]
     for count in COUNTS:
         ser2net_cpu = pick("ser2net", count, "cpu_us_per_message")
-        for kind in KINDS:
+        for kind in kinds():
             rss = pick(kind, count, "rss")
             if rss is None:
                 continue
@@ -327,6 +341,9 @@ def section(repeat: int = 3, rounds: int = 2000) -> str:
         f"MOVEs outside any game, so the referee reports each one (flood-limited in the log): "
         f"a worst case for the judge. Medians over {repeat} rounds. `python3 "
         f"bench/serve_memory.py` prints the rows."
+        + (f" *baseline*: the same `dxserial serve` run from another checkout's code "
+           f"(`bench/run.py --baseline {os.environ[BASELINE_ENV]}`), in the same rounds."
+           if os.environ.get(BASELINE_ENV) else "")
     )]
     out += ["", "Where the memory goes: a line costs its bridge's objects on the shared loop, "
             f"{heap_kib:.0f} KiB of Python objects (tracemalloc, 32 running lines less 8; "
