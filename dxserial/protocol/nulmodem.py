@@ -675,7 +675,8 @@ class NulModemLink:
             self._problem(
                 f"control byte {_show(b)} on an idle line: echoed as a possible start byte "
                 f"(configured: 0x{self._start:02x}); learned only if a whole DXP message "
-                "follows, echo by echo"
+                "follows, echo by echo",
+                noise=True,  # until a whole message proves it: one line per burst, not each
             )
         self._rx_start = b
         self._rx_buf.clear()

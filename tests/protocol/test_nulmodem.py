@@ -918,6 +918,16 @@ def test_noise_control_byte_on_idle_line_teaches_nothing() -> None:
     assert link.framing == (S, E)
 
 
+def test_control_bytes_of_a_noise_burst_are_reported_as_noise() -> None:
+    """Seen on a vpair with `noise a 40`: each control byte on the idle line was an INFO line
+    of its own beside the burst's one line; the bridge folds only noise into a burst."""
+    link = NulModemLink()
+    link.receive_data(b"\x0d\x0e\x13\x7f\x0c", 0.0)
+    found = [e for e in link.events() if isinstance(e, LinkProblem)]
+    assert found and all(e.noise for e in found)
+    assert any("control byte 0x0d on an idle line" in str(e.error) for e in found)
+
+
 def test_control_bytes_inside_a_standard_message_are_characters() -> None:
     link = NulModemLink()
     feed(link, bytes([S]) + b"C\x04x" + bytes([E]))
