@@ -81,6 +81,7 @@ class SerialCheck:
         self._resume = resume
         #: Why a game may be open on the serial engine (evidence (a)), or None.
         self.evidence: str | None = left_open if enabled else None
+        self._from_previous_run = self.evidence is not None  # else this run gave it up
         self._recorded = self.evidence is not None  # what the state file says now
         # Known once it sends a GAMEREQ or a GAMEACC, or answers.
         self.known = not enabled
@@ -173,9 +174,10 @@ class SerialCheck:
         ):
             return False
         if self.evidence is not None:
+            whose = ("game left open by the previous run" if self._from_previous_run
+                     else "the game the serial engine may still have")
             self._start(now, deque([(item, msg)]),
-                        f"ending game left open by the previous run ({self.evidence}) before "
-                        "the tcp engine's GAMEREQ")
+                        f"ending {whose} ({self.evidence}) before the tcp engine's GAMEREQ")
             return True
         self._offer = _Offer(msg)  # evidence (c) may come where its GAMEACC should
         return False
@@ -230,6 +232,7 @@ class SerialCheck:
         if side == SERIAL and self._enabled and (opened or (
                 undelivered and self._recorded and not unheard_offer)):
             self.evidence = "the serial engine had a game open when it was given up"
+            self._from_previous_run = False
         if side == TCP or self._offer is not None:
             self._offer = None
         if self.probe is None:
