@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dxserial.files import output_dir, write_atomic
+from dxserial.transports.child import start_time
 
 __all__ = ["MARK", "Run", "dead_runs", "default_folder", "marked", "sweep", "this_run"]
 
@@ -48,15 +49,6 @@ def default_folder(env: Mapping[str, str] = os.environ) -> Path:
     return Path(home) / ".local" / "state" / "dxserial" / FOLDER
 
 
-def _stat(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text.rsplit(")", 1)[-1].split()
-    return fields if len(fields) > 19 and fields[0] not in ("Z", "X") else None
-
-
 def _boot() -> str:
     try:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
@@ -78,13 +70,11 @@ class Run:
 
     def alive(self) -> bool:
         """The director still runs (the same process: same pid, same start time, same boot)."""
-        fields = _stat(self.pid)
-        return self.boot == _boot() and fields is not None and int(fields[19]) == self.started
+        return self.boot == _boot() and start_time(self.pid) == self.started
 
     @classmethod
     def me(cls) -> Run:
-        fields = _stat(os.getpid())
-        return cls(os.getpid(), int(fields[19]) if fields else 0, _boot())
+        return cls(os.getpid(), start_time(os.getpid()) or 0, _boot())
 
 
 def dead_runs(folder: Path) -> list[tuple[Path, Run]]:
@@ -119,8 +109,8 @@ def marked(mark: str, started: int, environ: Mapping[str, str] | None = None) ->
             continue
         if needle not in env.split(b"\0"):
             continue
-        fields = _stat(int(entry.name))
-        if fields is not None and int(fields[19]) >= started:
+        began = start_time(int(entry.name))
+        if began is not None and began >= started:
             found.append(int(entry.name))
     return sorted(found)
 
