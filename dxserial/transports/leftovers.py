@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from dxserial.bridge.statefile import state_dir
 from dxserial.files import output_dir, write_atomic
 from dxserial.transports.child import start_time
 
@@ -39,14 +40,7 @@ FOLDER = "directors"
 def default_folder(env: Mapping[str, str] = os.environ) -> Path:
     """Where the records go: the state folder the bridge keeps its state files in
     (``$STATE_DIRECTORY``, else ``$XDG_STATE_HOME/dxserial``, else ~/.local/state/dxserial)."""
-    systemd = env.get("STATE_DIRECTORY", "").split(":")[0]
-    if systemd:
-        return Path(systemd) / FOLDER
-    xdg = env.get("XDG_STATE_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "dxserial" / FOLDER
-    home = env.get("HOME") or os.path.expanduser("~")
-    return Path(home) / ".local" / "state" / "dxserial" / FOLDER
+    return state_dir(None, env).path / FOLDER
 
 
 def _boot() -> str:
