@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dxserial.cli.common import QUIET_HELP, VERBOSE_HELP
-from dxserial.cli.options import ALLOW, ENDPOINT_HELP, WEB
+from dxserial.cli.options import ALLOW, ENDPOINT_HELP, WEB, said
 from dxserial.engine.player import DEFAULT_NAME, check_name
 from dxserial.errors import ConfigError
 from dxserial.files import output_dir
@@ -36,17 +36,6 @@ _FILE = {one.key: one for one in FILE_KEYS}
 def _file(key: str, help: str, **changes: Any) -> Setting:
     """The tournament file's key ``key`` as an option of ``match`` (its help, its flag)."""
     return dataclasses.replace(_FILE[key], help=help, **changes)
-
-
-def _said(check: Callable[[Any], Any]) -> Callable[[Any, str], Any]:
-    """A check whose error names the value (``name 'x': ...``) as one naming the option
-    (``--name 'x': ...``)."""
-    def parse(value: Any, flag: str) -> Any:
-        try:
-            return check(value)
-        except ConfigError as exc:
-            raise ConfigError(f"--{exc}") from None
-    return parse
 
 
 def _pdn(value: Any, flag: str) -> Path:
@@ -117,7 +106,7 @@ SETTINGS: tuple[Setting, ...] = (
     *(dataclasses.replace(one, panel=SERIAL) for one in NULMODEM_LINE),
     Setting("opening", "", "Where every game starts: a FEN (W:WK46,K47:BK3) or PDN moves from "
             "the start (sent as a GAMEREQ with the position). Default: the normal start.",
-            parse=_said(_opening)),
+            parse=said(_opening)),
     _file("draw_rules", "'fmjd': FMJD's draw rules end a game (threefold repetition, 25 king "
           "moves, 16-move and 5-move endgames); 'off': only the move limit.", panel=ARBITER,
           show_default=True),
@@ -150,7 +139,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("engines", None, "A TOML file of [engines.NAME] tables (as in a tournament file: "
             "endpoint, or command + speaks for an engine dxserial starts, watches and "
             "restarts); ENDPOINT_A and ENDPOINT_B may then be names from it.", kind=Path),
-    Setting("name", DEFAULT_NAME, "Initiator name sent in GAMEREQs.", parse=_said(check_name),
+    Setting("name", DEFAULT_NAME, "Initiator name sent in GAMEREQs.", parse=said(check_name),
             show_default=True),
     Setting("verbose", 0, VERBOSE_HELP, kind=int, flags=("--verbose", "-v"), count=True,
             show_default=True),

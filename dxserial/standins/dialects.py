@@ -24,10 +24,9 @@ from collections.abc import Callable
 
 from dxserial.engine.player import Player, PlayerConfig
 from dxserial.engine.runner import EngineRunner
-from dxserial.protocol.links import NulModemSettings
 from dxserial.protocol.messages import GameAccept, GameEnd, GameRequest, Message, Move
 from dxserial.protocol.session import Role
-from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
+from dxserial.standins.strict import add_standin_arguments, standin_endpoint
 
 __all__ = ["DIALECTS", "DialectPlayer", "main"]
 
@@ -92,14 +91,7 @@ class DialectPlayer(Player):
 def main(argv: list[str] | None = None, *, line: Callable[[str], None] = print) -> int:
     parser = argparse.ArgumentParser(prog="python -m dxserial.standins.dialects")
     parser.add_argument("dialect", choices=DIALECTS)
-    parser.add_argument("endpoint")
-    parser.add_argument("--role", choices=("initiator", "follower"), default="follower")
-    parser.add_argument("--games", type=int, default=2)
-    parser.add_argument("--minutes", type=int, default=1)
-    parser.add_argument("--moves", type=int, default=75)
-    parser.add_argument("--link", choices=("nulmodem", "nul"), default="nulmodem")
-    parser.add_argument("--depth", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=1)
+    add_standin_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     config = PlayerConfig(
@@ -107,10 +99,7 @@ def main(argv: list[str] | None = None, *, line: Callable[[str], None] = print) 
         games=args.games, minutes=args.minutes, moves=args.moves, seed=args.seed,
         answer_timeout=1.0,
     )
-    options = LinkOptions(
-        link=args.link, nulmodem=NulModemSettings(timeout=2.0, max_attempts=1000)
-    )
-    endpoint = EngineEndpoint(parse_engine_endpoint(args.endpoint), options)
+    endpoint = standin_endpoint(args)
 
     async def run() -> int:
         await endpoint.open_early()

@@ -45,7 +45,8 @@ from dxserial.protocol.messages import (
 from dxserial.protocol.session import Phase, Role
 from dxserial.transports.endpoints import EngineEndpoint, LinkOptions, parse_engine_endpoint
 
-__all__ = ["ALLOWED", "StrictError", "StrictPlayer", "Wait", "command", "main"]
+__all__ = ["ALLOWED", "StrictError", "StrictPlayer", "Wait", "add_standin_arguments", "command",
+           "main", "standin_endpoint"]
 
 
 class Wait(enum.StrEnum):
@@ -147,8 +148,9 @@ def command(endpoint: str, *args: str) -> list[str]:
     return [sys.executable, "-m", "dxserial.standins.strict", endpoint, *args]
 
 
-def main(argv: list[str] | None = None, *, line: Callable[[str], None] = print) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dxserial.standins.strict")
+def add_standin_arguments(parser: argparse.ArgumentParser) -> None:
+    """The endpoint and game options every stand-in's ``main`` takes (this one's and
+    :mod:`dxserial.standins.dialects`')."""
     parser.add_argument("endpoint")
     parser.add_argument("--role", choices=("initiator", "follower"), default="follower")
     parser.add_argument("--games", type=int, default=2)
@@ -157,6 +159,19 @@ def main(argv: list[str] | None = None, *, line: Callable[[str], None] = print) 
     parser.add_argument("--link", choices=("nulmodem", "nul"), default="nulmodem")
     parser.add_argument("--depth", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
+
+
+def standin_endpoint(args: argparse.Namespace) -> EngineEndpoint:
+    """The endpoint :func:`add_standin_arguments` read, on a quick nul-modem handshake."""
+    options = LinkOptions(
+        link=args.link, nulmodem=NulModemSettings(timeout=2.0, max_attempts=1000)
+    )
+    return EngineEndpoint(parse_engine_endpoint(args.endpoint), options)
+
+
+def main(argv: list[str] | None = None, *, line: Callable[[str], None] = print) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dxserial.standins.strict")
+    add_standin_arguments(parser)
     parser.add_argument("--answer-timeout", type=float, default=30.0)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -165,10 +180,7 @@ def main(argv: list[str] | None = None, *, line: Callable[[str], None] = print) 
         minutes=args.minutes, moves=args.moves, seed=args.seed, backreq=BackPolicy.DECLINE,
         answer_timeout=args.answer_timeout, gameend_timeout=args.answer_timeout,
     )
-    options = LinkOptions(
-        link=args.link, nulmodem=NulModemSettings(timeout=2.0, max_attempts=1000)
-    )
-    endpoint = EngineEndpoint(parse_engine_endpoint(args.endpoint), options)
+    endpoint = standin_endpoint(args)
     player = StrictPlayer(config)
 
     async def run() -> int:

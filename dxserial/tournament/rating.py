@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from dxserial.errors import DxSerialError
+from dxserial.tournament.sprt import logistic_score
 
 __all__ = [
     "FieldRatings",
@@ -170,7 +171,7 @@ def _expect(d: float) -> float:
         return 0.0
     if d > 3000:
         return 1.0
-    return float(1.0 / (1.0 + 10.0 ** (-d / 400.0)))
+    return logistic_score(d)
 
 
 def rate_field(

@@ -73,7 +73,8 @@ def parse_sprt(data: Any, source: str) -> SprtConfig:
     return cfg
 
 
-def _score(elo: float) -> float:
+def logistic_score(elo: float) -> float:
+    """The expected score fraction at an Elo difference in the logistic model."""
     return float(1.0 / (1.0 + 10.0 ** (-elo / 400.0)))
 
 
@@ -113,7 +114,7 @@ def logistic_llr(counts: list[int], elo0: float, elo1: float) -> float:
     cells = [c if c else _EMPTY for c in counts]
     total = sum(cells)
     freqs = [c / total for c in cells]
-    p0, p1 = _closest(freqs, _score(elo0)), _closest(freqs, _score(elo1))
+    p0, p1 = _closest(freqs, logistic_score(elo0)), _closest(freqs, logistic_score(elo1))
     return total * sum(f * math.log(b / a) for f, a, b in zip(freqs, p0, p1, strict=True))
 
 

@@ -23,7 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from dxserial.bridge.statefile import state_dir
 from dxserial.files import output_dir, write_atomic
+from dxserial.transports.child import start_time
 
 __all__ = ["MARK", "Run", "dead_runs", "default_folder", "marked", "sweep", "this_run"]
 
@@ -38,23 +40,7 @@ FOLDER = "directors"
 def default_folder(env: Mapping[str, str] = os.environ) -> Path:
     """Where the records go: the state folder the bridge keeps its state files in
     (``$STATE_DIRECTORY``, else ``$XDG_STATE_HOME/dxserial``, else ~/.local/state/dxserial)."""
-    systemd = env.get("STATE_DIRECTORY", "").split(":")[0]
-    if systemd:
-        return Path(systemd) / FOLDER
-    xdg = env.get("XDG_STATE_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "dxserial" / FOLDER
-    home = env.get("HOME") or os.path.expanduser("~")
-    return Path(home) / ".local" / "state" / "dxserial" / FOLDER
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text.rsplit(")", 1)[-1].split()
-    return fields if len(fields) > 19 and fields[0] not in ("Z", "X") else None
+    return state_dir(None, env).path / FOLDER
 
 
 def _boot() -> str:
@@ -78,13 +64,11 @@ class Run:
 
     def alive(self) -> bool:
         """The director still runs (the same process: same pid, same start time, same boot)."""
-        fields = _stat(self.pid)
-        return self.boot == _boot() and fields is not None and int(fields[19]) == self.started
+        return self.boot == _boot() and start_time(self.pid) == self.started
 
     @classmethod
     def me(cls) -> Run:
-        fields = _stat(os.getpid())
-        return cls(os.getpid(), int(fields[19]) if fields else 0, _boot())
+        return cls(os.getpid(), start_time(os.getpid()) or 0, _boot())
 
 
 def dead_runs(folder: Path) -> list[tuple[Path, Run]]:
@@ -119,8 +103,8 @@ def marked(mark: str, started: int, environ: Mapping[str, str] | None = None) ->
             continue
         if needle not in env.split(b"\0"):
             continue
-        fields = _stat(int(entry.name))
-        if fields is not None and int(fields[19]) >= started:
+        began = start_time(int(entry.name))
+        if began is not None and began >= started:
             found.append(int(entry.name))
     return sorted(found)
 
