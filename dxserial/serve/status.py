@@ -17,7 +17,6 @@ import os
 import socket
 import stat
 import time
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 from dxserial.errors import ConfigError, PortError
 from dxserial.serve.rig import RigSpec, read_rig
+from dxserial.tomltext import parse_toml
 
 #: The longest a status answer may be (a rig of hundreds of lines fits).
 MAX_STATUS_BYTES = 1 << 22
@@ -147,8 +147,8 @@ def spec_for_status(path: Path) -> tuple[RigSpec, ConfigError | None]:
     except ConfigError as exc:
         mistake = exc
     status = None
-    with contextlib.suppress(OSError, ValueError):  # as much of the file as can be read
-        named = tomllib.loads(path.read_text(encoding="utf-8")).get("status")
+    with contextlib.suppress(OSError, ValueError, ConfigError):  # as much as can be read
+        named = parse_toml(path.read_text(encoding="utf-8"), str(path)).get("status")
         if isinstance(named, str) and named:
             status = path.resolve().parent / named
     return RigSpec(path, {}, status=status), mistake

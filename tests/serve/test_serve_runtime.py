@@ -82,3 +82,16 @@ def test_a_folder_the_system_names_that_is_not_private_is_one_line(tmp_path: Pat
     assert str(exc.value) == (f"runtime folder {link} is a symbolic link: it must be this user's "
                               "own folder, mode 0700 (or name the socket with 'status' in the "
                               "rig file)")
+
+
+def test_status_of_a_rig_file_nested_too_deep_is_its_one_line_mistake(tmp_path: Path) -> None:
+    """--status reads what it can of a broken rig file (the daemon runs on the file it last
+    read): a file of nested brackets gave a RecursionError traceback there."""
+    from dxserial.errors import ConfigError
+    from dxserial.serve.status import spec_for_status
+
+    rig = tmp_path / "rig.toml"
+    rig.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    spec, mistake = spec_for_status(rig)
+    assert spec.status is None and isinstance(mistake, ConfigError)
+    assert "nested more than" in str(mistake) and "\n" not in str(mistake)
