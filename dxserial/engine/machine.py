@@ -71,9 +71,8 @@ class EngineMachine(BaseMachine[str]):
                 return out + self._failed(error)
             return out + self._report() + self._sends(sent) + self._if_over()
         out = [Log(self._msg_level, f"in  {escape(msg.wire)} ({msg.NAME})")]
-        if isinstance(msg, Chat):  # words for the user (a bridge's "busy"): shown, kept
-            self._last_chat = msg.text
-            out.append(Log(logging.INFO, f"the peer says: {msg.text}", "peer chat"))
+        if isinstance(msg, Chat):  # words for the user (a bridge's "busy"): kept for the
+            self._last_chat = msg.text  # exit line; the player's note shows them
         for warning in msg.warnings:  # a habit of the peer's, read leniently: once
             if warning not in self._habits:
                 self._habits.add(warning)
