@@ -5,6 +5,7 @@ or folder that cannot serve is said in one line and never stops a default run.""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -238,7 +239,8 @@ def test_a_foreign_state_file_is_a_warning_taken_as_no_game_and_replaced(
         assert bridge.peer.expect() == REQ  # no evidence: at once
     warned = [line for line in bridge.log().splitlines() if "not a dxserial state record" in line]
     assert len(warned) == 1 and f"state file {path}" in warned[0], bridge.log()
-    assert json.loads(path.read_text())["game"] == "open"
+    replaced = json.loads(path.read_text())  # the bridge's own record, the game it began
+    assert replaced["game"] == "open" and math.isfinite(replaced["since"]), replaced
 
 
 def test_a_link_whose_device_changes_on_a_replug_keeps_its_line_s_record(tmp_path: Path) -> None:

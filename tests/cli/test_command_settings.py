@@ -122,12 +122,20 @@ def test_a_key_shared_with_the_tournament_file_is_its_declaration() -> None:
     assert params["max_moves"].default == _FILE["max_moves"].default
 
 
-@pytest.mark.parametrize("name", list(COMMANDS))
+def test_the_commands_that_talk_nulmodem_take_its_settings() -> None:
+    line = {one.key for one in NULMODEM_LINE}
+    taking = [name for name, settings in COMMANDS.items() if line & {o.key for o in settings}]
+    assert taking == ["match", "engine", "tournament", "hub"]
+
+
+@pytest.mark.parametrize("name", ["match", "engine", "tournament", "hub"])
 def test_the_serial_settings_are_the_lines_own(name: str) -> None:
     by_key = {one.key: one for one in COMMANDS[name]}
-    for one in NULMODEM_LINE:
-        if one.key in by_key:  # a tournament takes no --start-byte: the line's default
-            assert dataclasses.replace(by_key[one.key], panel=one.panel) == one
+    # A tournament takes no --start-byte: the line's default.
+    shared = [one for one in NULMODEM_LINE if one.key in by_key]
+    assert {one.key for one in shared} >= {"echo_timeout", "max_attempts"}, name
+    for one in shared:
+        assert dataclasses.replace(by_key[one.key], panel=one.panel) == one
 
 
 def test_a_tournament_option_over_a_file_key_is_the_keys_declaration() -> None:

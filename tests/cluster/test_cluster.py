@@ -425,12 +425,13 @@ def test_a_stopped_worker_is_noticed_from_its_silence_and_its_game_played_elsewh
 
 def test_the_worker_whose_engine_loses_on_time_stands_out(tmp_path: Path) -> None:
     with DaskRig(tmp_path) as rig:
-        # s thinks 0.3 s a move on w2, 3 s on w1 (a slow host for it): it loses on time there.
-        rig.add_worker("w1", env={"DXSERIAL_STANDIN_DELAY": "3"})
+        # s thinks 0.3 s a move on w2, 8 s on w1 (a slow host for it): it loses on time there,
+        # and never on w2, whose moves are a 4 s timeout's thirteenth even on a loaded machine.
+        rig.add_worker("w1", env={"DXSERIAL_STANDIN_DELAY": "8"})
         rig.add_worker("w2", env={"DXSERIAL_STANDIN_DELAY": "0.3"})
         file = tmp_path / "lab.toml"
         file.write_text(
-            f'moves = 8\nminutes = 1\nmove_timeout = 1.5\nrounds = 6\ncluster = "{rig.address}"\n'
+            f'moves = 8\nminutes = 1\nmove_timeout = 4\nrounds = 6\ncluster = "{rig.address}"\n'
             + standin("s", "slow") + builtin("a", "dxp-client")
         )
         cli = Cli("tournament", str(file))

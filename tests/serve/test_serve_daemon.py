@@ -479,6 +479,7 @@ def test_a_bad_state_file_is_one_warning_and_the_line_plays(
 ) -> None:
     """Was: an OverflowError (1e400) or ValueError (NaN) traceback every 5 s, for ever."""
     import json
+    import math
     import os
 
     from dxserial.bridge.statefile import state_dir, state_file
@@ -500,4 +501,6 @@ def test_a_bad_state_file_is_one_warning_and_the_line_plays(
         f"state file {path}: not a dxserial state record ({why}): taken as no game open; it is "
         "replaced when the next game starts"]
     assert not [r for r in rig.records if r.exc_info], "a traceback was logged"
-    assert json.loads(path.read_text())["game"] in ("open", "closed")  # replaced by the bridge
+    # Replaced by the bridge: its own record, not the bad one left as it was.
+    replaced = json.loads(path.read_text())
+    assert replaced["game"] in ("open", "closed") and math.isfinite(replaced["since"]), replaced

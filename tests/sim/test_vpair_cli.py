@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 from pathlib import Path
 
 import pytest
 from helpers import run_in_process
 
-from dxserial.testing.fdio import open_raw, read_exactly, read_until_quiet, write_all
+from dxserial.testing.fdio import open_raw, read_exactly, write_all
 from dxserial.testing.process import Cli, wait_until
 from dxserial.testing.rig import Vpair
 
@@ -150,8 +151,11 @@ def test_noise_reaches_the_end_it_names_and_only_that_end(tmp_path: Path) -> Non
         fd_a, fd_b = open_raw(vpair.path_a), open_raw(vpair.path_b)
         try:
             vpair.command("noise a 200 7", "noise a 200")
-            assert len(read_until_quiet(fd_a, quiet=0.5)) == 200
-            assert read_until_quiet(fd_b, quiet=0.2) == b""
+            # A marker each way after the noise: what an end got before it is the noise.
+            write_all(fd_a, b"<to b>")
+            write_all(fd_b, b"<to a>")
+            assert read_exactly(fd_a, 206) == random.Random(7).randbytes(200) + b"<to a>"
+            assert read_exactly(fd_b, 6) == b"<to b>"  # nothing of the noise before it
         finally:
             os.close(fd_a)
             os.close(fd_b)
